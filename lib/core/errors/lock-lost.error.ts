@@ -1,0 +1,14 @@
+import { LockError } from './lock-error';
+
+/** Why a held lock is known to be lost. */
+export type LockLostReason = 'expired' | 'deleted' | 'taken-over' | 'renewal-failed' | 'closed';
+
+/** The lock was held and is not any more: lease ran out, key deleted, taken over, or renewal failed. */
+export class LockLostError extends LockError {
+  readonly reason: LockLostReason;
+
+  constructor(key: string, reason: LockLostReason, cause?: unknown) {
+    super(`Lock "${key}" lost (${reason})`, key, cause === undefined ? undefined : { cause });
+    this.reason = reason;
+  }
+}

@@ -1,0 +1,20 @@
+import { LockError } from './lock-error';
+
+/** The lock stayed busy until `waitMs` ran out (or it is held by this context and not reentrant). */
+export class LockNotAcquiredError extends LockError {
+  /** How long the caller waited, in milliseconds. */
+  readonly waitedMs: number;
+  /** Remaining lease of the current holder as Redis reported it, when known (ms); -1 when unknown. */
+  readonly retryAfterMs: number;
+
+  constructor(key: string, waitedMs: number, retryAfterMs = -1, reason?: string) {
+    super(
+      reason
+        ? `Lock "${key}" not acquired: ${reason}`
+        : `Lock "${key}" not acquired: still busy after waiting ${Math.round(waitedMs)} ms`,
+      key,
+    );
+    this.waitedMs = waitedMs;
+    this.retryAfterMs = retryAfterMs;
+  }
+}

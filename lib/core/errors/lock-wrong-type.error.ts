@@ -1,0 +1,12 @@
+import { LockError } from './lock-error';
+
+/** The Redis key a lock needs holds other data (or a lock of another kind); it was left untouched. */
+export class LockWrongTypeError extends LockError {
+  /** The Redis key name that holds the foreign data. */
+  readonly redisKey: string;
+
+  constructor(key: string, redisKey: string, detail: string) {
+    super(`Lock "${key}": Redis key "${redisKey}" ${detail}; it was left untouched`, key);
+    this.redisKey = redisKey;
+  }
+}

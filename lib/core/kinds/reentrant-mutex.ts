@@ -1,0 +1,53 @@
+import { LockKind, AttemptRequest, AttemptResult, HoldRef, ReleaseResult, RenewRequest, RenewResult } from '../lock-kind';
+import { RedisGateway } from '../redis-gateway';
+import { renewInBatches } from '../renew-batch';
+import { loadScript } from '../script-library';
+import { decodeAttemptReply } from './reply';
+
+const ACQUIRE = loadScript('mutex-acquire');
+const RELEASE = loadScript('mutex-release');
+
+/** The default lock: reentrant mutex on a Redis hash (owner, fence, one field per hold). */
+export class ReentrantMutex implements LockKind {
+  readonly tag = 'm' as const;
+  readonly exclusive = true;
+  readonly reentrant = true;
+
+  constructor(
+    private readonly gateway: RedisGateway,
+    private readonly fenceTtlMs: number,
+  ) {}
+
+  async attempt(r: AttemptRequest): Promise<AttemptResult> {
+    const reply = await this.gateway.run(
+      ACQUIRE,
+      [r.names.lock, r.names.fence],
+      [r.owner, r.holdId, r.leaseMs, this.fenceTtlMs, r.reenter ? '1' : '0'],
+      r.key,
+      // An acquire that timed out but ran later must not leave an orphan lock behind.
+      (late) => {
+        if (decodeLate(late)) this.release(r).catch(() => undefined);
+      },
+    );
+    return decodeAttemptReply(reply, r.key, r.names.lock);
+  }
+
+  async release(h: HoldRef): Promise<ReleaseResult> {
+    const reply = await this.gateway.run(
+      RELEASE,
+      [h.names.lock],
+      [h.owner, h.holdId, h.names.channel, this.gateway.publishCommand],
+      h.key,
+    );
+    return reply === 1 ? 'released' : reply === 2 ? 'still-held' : 'not-held';
+  }
+
+  renew(requests: readonly RenewRequest[]): Promise<RenewResult[]> {
+    return renewInBatches(this.gateway, requests);
+  }
+}
+
+/** True when a late acquire reply was a grant or a re-entry (something to undo). */
+export function decodeLate(reply: unknown): boolean {
+  return Array.isArray(reply) && (reply[0] === 1 || reply[0] === 2);
+}

@@ -1,0 +1,51 @@
+import { LockKind, AttemptRequest, AttemptResult, HoldRef, ReleaseResult, RenewRequest, RenewResult } from '../lock-kind';
+import { RedisGateway } from '../redis-gateway';
+import { renewInBatches } from '../renew-batch';
+import { loadScript } from '../script-library';
+import { decodeLate } from './reentrant-mutex';
+import { decodeAttemptReply } from './reply';
+
+const ACQUIRE = loadScript('token-acquire');
+const RELEASE = loadScript('token-release');
+
+/**
+ * The plain token lock (`reentrant: false`): SET NX PX with a random owner token, compare-and-delete
+ * release. Shares its Redis key with the reentrant mutex, so the two exclude each other.
+ */
+export class TokenLock implements LockKind {
+  readonly tag = 'm' as const;
+  readonly exclusive = true;
+  readonly reentrant = false;
+
+  constructor(
+    private readonly gateway: RedisGateway,
+    private readonly fenceTtlMs: number,
+  ) {}
+
+  async attempt(r: AttemptRequest): Promise<AttemptResult> {
+    const reply = await this.gateway.run(
+      ACQUIRE,
+      [r.names.lock, r.names.fence],
+      [r.owner, r.leaseMs, this.fenceTtlMs],
+      r.key,
+      (late) => {
+        if (decodeLate(late)) this.release(r).catch(() => undefined);
+      },
+    );
+    return decodeAttemptReply(reply, r.key, r.names.lock);
+  }
+
+  async release(h: HoldRef): Promise<ReleaseResult> {
+    const reply = await this.gateway.run(
+      RELEASE,
+      [h.names.lock],
+      [h.owner, h.names.channel, this.gateway.publishCommand],
+      h.key,
+    );
+    return reply === 1 ? 'released' : 'not-held';
+  }
+
+  renew(requests: readonly RenewRequest[]): Promise<RenewResult[]> {
+    return renewInBatches(this.gateway, requests);
+  }
+}

@@ -1,0 +1,72 @@
+/** What a caller may ask of one acquisition. Every field is optional; defaults come from the client. */
+export interface LockOptions {
+  /** How long to wait for a busy lock, in ms. `0` makes one attempt. Default: client `defaults.waitMs` (10 000). */
+  waitMs?: number;
+  /** Fixed lease in ms: the lock ends then. Omitted: the watchdog keeps it alive while held. */
+  leaseMs?: number;
+  /** Cancels the wait at once (rejects with the signal's reason); an already-aborted signal sends nothing. */
+  signal?: AbortSignal;
+  /** Default true. `false` is the plain token lock (SET NX PX + compare-and-delete). */
+  reentrant?: boolean;
+  /** Read-write lock: many readers or one writer per key. */
+  mode?: 'read' | 'write';
+  /** FIFO order across processes. */
+  fair?: boolean;
+  /** Counting semaphore: at most `limit` holders at once. */
+  limit?: number;
+}
+
+/** The names LockOptions accepts; anything else is refused with a message naming it. */
+export const LOCK_OPTION_NAMES: readonly (keyof LockOptions)[] = [
+  'waitMs',
+  'leaseMs',
+  'signal',
+  'reentrant',
+  'mode',
+  'fair',
+  'limit',
+];
+
+/** Tuning of the engine; every field has a documented default (see DEFAULT_ENGINE_OPTIONS). */
+export interface LockEngineOptions {
+  /** Prefix of every Redis key and channel the library writes. Default `'lock:'`. No braces. */
+  keyPrefix?: string;
+  /** Defaults applied to each acquisition. */
+  defaults?: { waitMs?: number; leaseMs?: number };
+  /** Lease the watchdog keeps renewing when no `leaseMs` is given. Default 30 000 (Redisson's). */
+  watchdogLeaseMs?: number;
+  /** Watchdog period. Default `watchdogLeaseMs / 3`. */
+  renewEveryMs?: number;
+  /** Safety-net polling while waiting: exponential from `initialMs` doubling up to `maxMs`. Default 1 → 128. */
+  backoff?: { initialMs?: number; maxMs?: number };
+  /** How long the fencing counter of an idle key is kept. Default 86 400 000 (24 h). */
+  fenceTtlMs?: number;
+  /** Each Redis command settles within this time or fails with LockRedisError. Default 5 000. */
+  commandTimeoutMs?: number;
+}
+
+/** Engine options with every default filled in. */
+export interface ResolvedEngineOptions {
+  keyPrefix: string;
+  defaults: { waitMs: number; leaseMs: number | undefined };
+  watchdogLeaseMs: number;
+  renewEveryMs: number;
+  backoff: { initialMs: number; maxMs: number };
+  fenceTtlMs: number;
+  commandTimeoutMs: number;
+}
+
+/** Longest user key accepted, in UTF-8 bytes. */
+export const MAX_KEY_BYTES = 512;
+/** Longest duration accepted (setTimeout's limit), in ms. */
+export const MAX_DURATION_MS = 2_147_483_647;
+
+export const DEFAULT_ENGINE_OPTIONS: ResolvedEngineOptions = {
+  keyPrefix: 'lock:',
+  defaults: { waitMs: 10_000, leaseMs: undefined },
+  watchdogLeaseMs: 30_000,
+  renewEveryMs: 10_000,
+  backoff: { initialMs: 1, maxMs: 128 },
+  fenceTtlMs: 86_400_000,
+  commandTimeoutMs: 5_000,
+};

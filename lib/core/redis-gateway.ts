@@ -1,0 +1,84 @@
+import { LockRedisError } from './errors';
+import { RedisClient } from './redis-client';
+import { LuaScript } from './script-library';
+
+/** Called with the reply of a command that had already timed out (e.g. to undo a late grant). */
+export type LateReplyHandler = (reply: unknown) => void;
+
+/**
+ * Runs the library's Lua scripts on one Redis (or Cluster): EVALSHA first, EVAL once on NOSCRIPT
+ * (after SCRIPT FLUSH or a failover), every call bounded by `commandTimeoutMs`, every failure a
+ * LockRedisError that names the key and keeps the Redis error as `cause`.
+ */
+export class RedisGateway {
+  /** Wake-ups go out with SPUBLISH on a Redis 7 Cluster (sharded pub/sub), PUBLISH otherwise. */
+  publishCommand: 'PUBLISH' | 'SPUBLISH' = 'PUBLISH';
+
+  constructor(
+    readonly client: RedisClient,
+    private readonly commandTimeoutMs: number,
+  ) {}
+
+  /** Runs `script`; a reply that arrives after the timeout goes to `onLateReply` instead of being lost. */
+  async run(
+    script: LuaScript,
+    keys: string[],
+    args: (string | number)[],
+    userKey?: string,
+    onLateReply?: LateReplyHandler,
+  ): Promise<unknown> {
+    const call = this.evalWithReload(script, keys, args);
+    let timer: NodeJS.Timeout | undefined;
+    let timedOut = false;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        timedOut = true;
+        reject(
+          new LockRedisError(
+            `Redis did not answer ${script.name} within ${this.commandTimeoutMs} ms` +
+              (userKey === undefined ? '' : ` for lock "${userKey}"`),
+            userKey,
+          ),
+        );
+      }, this.commandTimeoutMs);
+    });
+    call.then(
+      (reply) => {
+        if (timedOut && onLateReply) onLateReply(reply);
+      },
+      () => undefined, // the error is reported through the race below, or was already a timeout
+    );
+    try {
+      return await Promise.race([call, deadline]);
+    } catch (err) {
+      throw toLockRedisError(err, script.name, userKey);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async evalWithReload(script: LuaScript, keys: string[], args: (string | number)[]): Promise<unknown> {
+    try {
+      return await this.client.evalsha(script.sha, keys.length, ...keys, ...args);
+    } catch (err) {
+      if (!isNoScript(err)) throw err;
+      // EVAL both runs and caches the script, so the next EVALSHA hits again.
+      return await this.client.eval(script.source, keys.length, ...keys, ...args);
+    }
+  }
+}
+
+function isNoScript(err: unknown): boolean {
+  return err instanceof Error && err.message.startsWith('NOSCRIPT');
+}
+
+/** Wraps any failure as LockRedisError (kept as is when it already is one). */
+export function toLockRedisError(err: unknown, operation: string, userKey?: string): LockRedisError {
+  if (err instanceof LockRedisError) return err;
+  const detail = err instanceof Error ? err.message : String(err);
+  return new LockRedisError(
+    `Redis failed during ${operation}${userKey === undefined ? '' : ` for lock "${userKey}"`}: ${detail}`,
+    userKey,
+    err,
+  );
+}

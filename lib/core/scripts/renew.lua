@@ -1,0 +1,24 @@
+-- Watchdog and extend(): renew many locks in one call (mutex hashes and token-lock strings).
+-- KEYS[i] lock key
+-- ARGV[2i-1] owner id of KEYS[i]   ARGV[2i] new lease ms of KEYS[i]
+-- Returns one entry per key: 1 renewed, 0 gone (expired or deleted), -1 held by another owner.
+local out = {}
+for i = 1, #KEYS do
+  local owner = ARGV[2 * i - 1]
+  local kind = redis.call('TYPE', KEYS[i]).ok
+  local current = false
+  if kind == 'hash' then
+    current = redis.call('HGET', KEYS[i], 'owner')
+  elseif kind == 'string' then
+    current = redis.call('GET', KEYS[i])
+  end
+  if current == owner then
+    redis.call('PEXPIRE', KEYS[i], ARGV[2 * i])
+    out[i] = 1
+  elseif kind == 'none' then
+    out[i] = 0
+  else
+    out[i] = -1
+  end
+end
+return out

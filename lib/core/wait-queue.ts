@@ -1,0 +1,95 @@
+/**
+ * Local FIFO of the waiters of one process on one lock. For exclusive kinds only the head waiter
+ * talks to Redis, so a release wakes one attempt per process instead of a thundering herd; shared
+ * kinds (readers, semaphore permits) let every waiter attempt.
+ */
+export class LocalWaitQueues {
+  private readonly queues = new Map<string, Ticket[]>();
+
+  /** Joins the queue of `lockName`. Always call `ticket.leave()` in a finally. */
+  enter(lockName: string, exclusive: boolean): Ticket {
+    let queue = this.queues.get(lockName);
+    if (!queue) {
+      queue = [];
+      this.queues.set(lockName, queue);
+    }
+    const ticket = new Ticket(exclusive, (t, acquired) => this.remove(lockName, t, acquired));
+    queue.push(ticket);
+    if (queue.length === 1 || !exclusive) ticket.promote(true);
+    return ticket;
+  }
+
+  /** Number of locks with local waiters (for metrics and leak tests). */
+  get size(): number {
+    return this.queues.size;
+  }
+
+  private remove(lockName: string, ticket: Ticket, acquired: boolean): void {
+    const queue = this.queues.get(lockName);
+    if (!queue) return;
+    const index = queue.indexOf(ticket);
+    if (index < 0) return;
+    queue.splice(index, 1);
+    if (queue.length === 0) {
+      this.queues.delete(lockName);
+      return;
+    }
+    // The new head attempts at once unless its predecessor just won the lock (then it waits for the wake-up).
+    if (index === 0 && queue[0]!.exclusive) queue[0]!.promote(!acquired);
+  }
+}
+
+/** A waiter's place in its local queue. */
+export class Ticket {
+  private head = false;
+  private attemptNow = false;
+  private onTurn?: () => void;
+
+  constructor(
+    readonly exclusive: boolean,
+    private readonly onLeave: (ticket: Ticket, acquired: boolean) => void,
+  ) {}
+
+  /** True while this ticket may attempt. */
+  get isHead(): boolean {
+    return this.head;
+  }
+
+  /** Whether the head should attempt right away (false: its predecessor holds the lock now). */
+  takeAttemptNow(): boolean {
+    const now = this.attemptNow;
+    this.attemptNow = false;
+    return now;
+  }
+
+  /** Resolves true when this ticket reaches the head, false after `ms` or on abort. */
+  turn(ms: number, signal?: AbortSignal): Promise<boolean> {
+    if (this.head) return Promise.resolve(true);
+    if (signal?.aborted) return Promise.resolve(false);
+    return new Promise<boolean>((resolve) => {
+      const finish = (reached: boolean) => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        this.onTurn = undefined;
+        resolve(reached);
+      };
+      const onAbort = () => finish(false);
+      const timer = setTimeout(() => finish(false), ms);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.onTurn = () => finish(true);
+    });
+  }
+
+  /** Leaves the queue; `acquired` tells the next head whether the lock was just taken. */
+  leave(acquired: boolean): void {
+    this.onTurn = undefined;
+    this.onLeave(this, acquired);
+  }
+
+  /** @internal Makes this ticket the head. */
+  promote(attemptNow: boolean): void {
+    this.head = true;
+    this.attemptNow = attemptNow;
+    this.onTurn?.();
+  }
+}
