@@ -1,0 +1,34 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { DistributedLockModule } from '../lib';
+import { HealthController } from './health.controller';
+import { InventoryModule } from './inventory/inventory.module';
+import { SampleCoreModule } from './sample-core.module';
+import { configFromEnv, SAMPLE_CONFIG, SampleConfig } from './sample-config';
+import { SeckillModule } from './seckill/seckill.module';
+
+/** Root module of the sample app. */
+@Module({})
+export class AppModule {
+  /** The app for `config` (default: read from the environment; see sample-config.ts). */
+  static forRoot(config: SampleConfig = configFromEnv()): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        SampleCoreModule.forRoot(config),
+        // The async variant, as an app that reads its settings from a config provider would write it.
+        DistributedLockModule.forRootAsync({
+          isGlobal: true,
+          inject: [SAMPLE_CONFIG],
+          useFactory: (cfg: SampleConfig) => ({
+            redis: cfg.redisUrl,
+            keyPrefix: `${cfg.keyPrefix}lock:`,
+            defaults: { waitMs: cfg.lockWaitMs },
+          }),
+        }),
+        SeckillModule,
+        InventoryModule,
+      ],
+      controllers: [HealthController],
+    };
+  }
+}

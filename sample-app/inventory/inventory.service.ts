@@ -1,0 +1,68 @@
+import { BadRequestException, Injectable } from '@nestjs/common';
+import { DistributedLockService, LockOptions } from '../../lib';
+import { FencedRecord, FencedStore } from './fenced-store';
+import { InsufficientStockException } from './inventory-errors';
+
+/** Both records after a transfer. */
+export interface TransferResult {
+  from: FencedRecord;
+  to: FencedRecord;
+}
+
+/** Lock options of every inventory lock: the module defaults (wait LOCK_WAIT_MS, watchdog lease). */
+const INVENTORY_LOCK: LockOptions = {};
+
+/**
+ * Inventory that locks BY HAND with the injected lock service, the way a service does when the
+ * lock key is not simply a method argument. Every write goes to the FencedStore with the fencing
+ * token of the lock it was made under, so a holder that lost its lock (paused past its lease) and
+ * writes late is refused by the storage rather than trusted.
+ */
+@Injectable()
+export class InventoryService {
+  constructor(
+    private readonly locks: DistributedLockService,
+    private readonly store: FencedStore,
+  ) {}
+
+  /** The record of `sku`: quantity and the fencing token of its last writer. */
+  get(sku: string): Promise<FencedRecord> {
+    return this.store.read(sku);
+  }
+
+  /** Adds `qty` units to `sku` under its lock (`using()` releases it whatever happens). */
+  restock(sku: string, qty: number): Promise<FencedRecord> {
+    return this.locks.using(lockKey(sku), INVENTORY_LOCK, async (lock) => {
+      const record = await this.store.read(sku);
+      const [written] = await this.store.write([{ sku, qty: record.qty + qty, token: lock.fencingToken }]);
+      return written;
+    });
+  }
+
+  /**
+   * Moves `qty` units from one SKU to another holding BOTH locks. They are always taken in sorted
+   * order: two opposite transfers (a→b and b→a) would otherwise each hold one lock and wait
+   * forever for the other.
+   */
+  transfer(from: string, to: string, qty: number): Promise<TransferResult> {
+    if (from === to) throw new BadRequestException('"from" and "to" must be different SKUs');
+    const [first, second] = [from, to].sort();
+    return this.locks.using(lockKey(first), INVENTORY_LOCK, (firstLock) =>
+      this.locks.using(lockKey(second), INVENTORY_LOCK, async (secondLock) => {
+        const tokenOf = (sku: string): number => (sku === first ? firstLock : secondLock).fencingToken;
+        const [source, target] = await Promise.all([this.store.read(from), this.store.read(to)]);
+        if (source.qty < qty) throw new InsufficientStockException(from, source.qty, qty);
+        const [written1, written2] = await this.store.write([
+          { sku: from, qty: source.qty - qty, token: tokenOf(from) },
+          { sku: to, qty: target.qty + qty, token: tokenOf(to) },
+        ]);
+        return { from: written1, to: written2 };
+      }),
+    );
+  }
+}
+
+/** The lock key of one SKU (the library hash-tags and prefixes it). */
+export function lockKey(sku: string): string {
+  return `inventory:${sku}`;
+}

@@ -1,0 +1,17 @@
+import { DynamicModule, Global, Module } from '@nestjs/common';
+import { AppRedis } from './redis/app-redis';
+import { SAMPLE_CONFIG, SampleConfig } from './sample-config';
+
+/** The settings and the app's own Redis client, available to every feature module. */
+@Global()
+@Module({})
+export class SampleCoreModule {
+  /** Provides SAMPLE_CONFIG (`config`) and AppRedis. */
+  static forRoot(config: SampleConfig): DynamicModule {
+    return {
+      module: SampleCoreModule,
+      providers: [{ provide: SAMPLE_CONFIG, useValue: config }, AppRedis],
+      exports: [SAMPLE_CONFIG, AppRedis],
+    };
+  }
+}
