@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { LockError, LockLostError, LockNotAcquiredError, LockUpgradeError } from './errors';
 import { monotonicMs, randomId } from './ids';
 import { KeySpace } from './key-space';
@@ -44,6 +45,8 @@ export class LockEngine implements GrantHost {
   ) {
     this.options = resolveEngineOptions(options);
     this.keys = new KeySpace(this.options.keyPrefix);
+    // Every waiter listens to `closing` until it leaves; thousands of waiters are normal, not a leak.
+    setMaxListeners(0, this.closing.signal);
     this.watchdog = new Watchdog(this.options.renewEveryMs, (round) => this.events.safeEmit('renewed', round));
   }
 
@@ -127,7 +130,9 @@ export class LockEngine implements GrantHost {
     const kind = this.backend.kinds.kindFor(opts);
     const names = this.keys.names(key, kind.tag);
     const held = heldInScope(`${this.engineId}|${names.lock}`);
-    if (held instanceof GrantHandle && held.isHeld) return this.reenter(held.grant, kind, opts, tryOnly);
+    // The grant, not this one handle: after a downgrade the frame's write handle is released while
+    // the read hold on the same grant lives on, and asking again must re-enter, not self-deadlock.
+    if (held instanceof GrantHandle && held.grant.active) return this.reenter(held.grant, kind, opts, tryOnly);
     const waitMs = opts.waitMs ?? (tryOnly ? 0 : this.options.defaults.waitMs);
     const fixedLease = opts.leaseMs ?? this.options.defaults.leaseMs;
     return this.waitAndAcquire(key, names, kind, opts, waitMs, fixedLease, tryOnly);
@@ -178,12 +183,13 @@ export class LockEngine implements GrantHost {
     const deadline = started + waitMs;
     const remaining = () => deadline - monotonicMs();
     const { signal, unlink } = linkSignals(opts.signal, this.closing.signal);
-    const ticket = this.queues.enter(names.lock, kind.exclusive);
+    const ticket = this.queues.enter(names.lock, kind.isExclusive?.(opts) ?? kind.exclusive);
     const { initialMs, maxMs } = this.options.backoff;
     let wake: Wakeups | undefined;
     let acquired = false;
     let attempts = 0;
     let retryAfterMs = -1;
+    let busyReason: string | undefined; // e.g. a RedLock split vote, for the final error
     let backoff = initialMs;
     let attemptNow = ticket.takeAttemptNow();
     const kindLabel = kindName(kind, opts);
@@ -196,13 +202,13 @@ export class LockEngine implements GrantHost {
           wake ??= await this.backend.hub.join(names.channel);
           if (!(await ticket.turn(Math.max(0, remaining()), signal))) {
             if (signal.aborted) break;
-            return this.timedOut(key, started, retryAfterMs, tryOnly, fail);
+            return this.timedOut(key, started, retryAfterMs, tryOnly, fail, busyReason);
           }
           attemptNow = ticket.takeAttemptNow();
           backoff = initialMs;
         }
         if (!attemptNow) {
-          if (remaining() <= 0) return this.timedOut(key, started, retryAfterMs, tryOnly, fail);
+          if (remaining() <= 0) return this.timedOut(key, started, retryAfterMs, tryOnly, fail, busyReason);
           wake ??= await this.backend.hub.join(names.channel);
           const holderLeft = retryAfterMs >= 0 ? retryAfterMs + 1 : Infinity;
           await wake.wait(Math.max(1, Math.min(backoff, holderLeft, remaining())), signal);
@@ -234,13 +240,14 @@ export class LockEngine implements GrantHost {
           }
           this.events.safeEmit('acquired', {
             key, kind: kindLabel, waitedMs: requestedAt - started, attempts, reentered: false,
-            fencingToken: result.fencingToken,
+            fencingToken: result.fencingToken, replicaAcks: result.replicaAcks,
           });
           return handle;
         }
         retryAfterMs = result.status === 'busy' ? result.retryAfterMs : -1;
+        busyReason = result.status === 'busy' ? result.reason : undefined;
         this.events.safeEmit('contended', { key, kind: kindLabel, retryAfterMs });
-        if (remaining() <= 0) return this.timedOut(key, started, retryAfterMs, tryOnly, fail);
+        if (remaining() <= 0) return this.timedOut(key, started, retryAfterMs, tryOnly, fail, busyReason);
         if (!wake) {
           // Subscribe, then try once more at once: a release between our attempt and the
           // subscription would otherwise only be noticed by the backoff.
@@ -259,6 +266,10 @@ export class LockEngine implements GrantHost {
       unlink();
       ticket.leave(acquired);
       wake?.leave();
+      // Kinds that queue waiters in Redis drop this one's entry now instead of at its deadline.
+      if (!acquired && attempts > 0 && kind.abandon) {
+        void kind.abandon({ key, names, owner, holdId, leaseMs, reenter: false, options: opts });
+      }
     }
   }
 
@@ -268,10 +279,13 @@ export class LockEngine implements GrantHost {
     retryAfterMs: number,
     tryOnly: boolean,
     fail: (reason: 'timeout') => void,
+    busyReason?: string,
   ): null {
     fail('timeout');
     if (tryOnly) return null;
-    throw new LockNotAcquiredError(key, monotonicMs() - started, retryAfterMs);
+    const waited = monotonicMs() - started;
+    const reason = busyReason && `${busyReason}; gave up after ${Math.round(waited)} ms`;
+    throw new LockNotAcquiredError(key, waited, retryAfterMs, reason);
   }
 
   // ---- GrantHost -----------------------------------------------------------------------------
@@ -286,7 +300,7 @@ export class LockEngine implements GrantHost {
   onReleased(grant: LockGrant, result: ReleaseResult | 'failed', error?: unknown): void {
     if (result === 'released') this.backend.hub.notify(grant.names.channel);
     this.events.safeEmit('released', {
-      key: grant.key, kind: kindName(grant.kind, grant.options), heldMs: monotonicMs() - (grant.expiresAt - grant.leaseMs),
+      key: grant.key, kind: kindName(grant.kind, grant.options), heldMs: monotonicMs() - grant.grantedAt,
       result, error,
     });
   }
