@@ -9,5 +9,6 @@ export { LockEvents } from './lock-events';
 export { createLockEngine } from './create-lock-engine';
 export type { CreateLockEngineOptions } from './create-lock-engine';
 export type { RedisConnectionOption } from './redis-connection';
+export type { RedlockOption } from './redlock/redlock-options';
 export type { RedisClient } from './redis-client';
 export { KeySpace } from './key-space';

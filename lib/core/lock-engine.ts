@@ -132,7 +132,12 @@ export class LockEngine implements GrantHost {
     const held = heldInScope(`${this.engineId}|${names.lock}`);
     // The grant, not this one handle: after a downgrade the frame's write handle is released while
     // the read hold on the same grant lives on, and asking again must re-enter, not self-deadlock.
-    if (held instanceof GrantHandle && held.grant.active) return this.reenter(held.grant, kind, opts, tryOnly);
+    if (held instanceof GrantHandle) {
+      if (held.grant.active) return this.reenter(held.grant, kind, opts, tryOnly);
+      // Inside a critical section whose lock is lost, asking again must not quietly take a new lock:
+      // the code around it still assumes the old one. A normally released grant is simply over.
+      if (held.grant.lost) throw held.grant.lost;
+    }
     const waitMs = opts.waitMs ?? (tryOnly ? 0 : this.options.defaults.waitMs);
     const fixedLease = opts.leaseMs ?? this.options.defaults.leaseMs;
     return this.waitAndAcquire(key, names, kind, opts, waitMs, fixedLease, tryOnly);

@@ -3,8 +3,13 @@ import type { LockLostReason } from './errors';
 
 /** Observability events of a lock engine (listen with `engine.events.on(name, fn)`). */
 export interface LockEventMap {
-  /** A lock was granted (or re-entered). `waitedMs` counts from the call; `attempts` Redis attempts made. */
-  acquired: [{ key: string; kind: string; waitedMs: number; attempts: number; reentered: boolean; fencingToken: number }];
+  /**
+   * A lock was granted (or re-entered). `waitedMs` counts from the call; `attempts` Redis attempts made;
+   * `replicaAcks` replicas that acknowledged a fresh grant (only with the `replicas` option).
+   */
+  acquired: [
+    { key: string; kind: string; waitedMs: number; attempts: number; reentered: boolean; fencingToken: number; replicaAcks?: number },
+  ];
   /** An acquisition ended without the lock: `timeout` (busy), `aborted`, `closed` or `error` (Redis). */
   notAcquired: [{ key: string; kind: string; waitedMs: number; attempts: number; reason: 'timeout' | 'aborted' | 'closed' | 'error' }];
   /** An attempt found the lock busy (contention). */

@@ -43,6 +43,8 @@ export class LockGrant {
   readonly scopeKey: string;
   /** Monotonic time at which the lease runs out unless renewed. */
   expiresAt: number;
+  /** Monotonic time the granting request was sent. */
+  readonly grantedAt: number;
   lost?: LockLostError;
   ended = false;
   private expiryTimer?: NodeJS.Timeout;
@@ -62,6 +64,7 @@ export class LockGrant {
     readonly replicaAcks?: number,
   ) {
     this.scopeKey = `${host.engineId}|${names.lock}`;
+    this.grantedAt = requestedAt;
     this.expiresAt = requestedAt + leaseMs;
     if (!watchdog) this.armExpiry();
   }
@@ -102,6 +105,7 @@ export class LockGrant {
     clearTimeout(this.expiryTimer);
     const ms = Math.max(0, this.expiresAt - monotonicMs());
     this.expiryTimer = setTimeout(() => this.lose('expired'), ms);
+    this.expiryTimer.unref(); // a held lock alone must not keep a process alive
   }
 }
 

@@ -16,7 +16,8 @@ export interface AttemptRequest {
 /** What an attempt got. */
 export type AttemptResult =
   | { status: 'granted'; fencingToken: number; reentered: boolean; replicaAcks?: number }
-  | { status: 'busy'; retryAfterMs: number }
+  /** `reason`: why, when it is more than "held by another owner" (e.g. a RedLock split vote). */
+  | { status: 'busy'; retryAfterMs: number; reason?: string }
   /** Re-entry was asked, but Redis no longer has this owner's lock. */
   | { status: 'not-held' };
 
@@ -55,4 +56,11 @@ export interface LockKind {
   release(hold: HoldRef): Promise<ReleaseResult>;
   /** Renews many leases in as few round trips as the topology allows. */
   renew(requests: readonly RenewRequest[]): Promise<RenewResult[]>;
+  /** Per-request exclusivity when it depends on the options (read-write: writers exclusive, readers shared). */
+  isExclusive?(options: LockOptions): boolean;
+  /**
+   * Called once when a waiter gives up (timeout, abort, error, shutdown) after at least one attempt,
+   * for kinds that keep waiters in Redis (fair queue, writer-waiting marker). Must not throw.
+   */
+  abandon?(request: AttemptRequest): Promise<void>;
 }

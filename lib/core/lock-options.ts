@@ -43,6 +43,24 @@ export interface LockEngineOptions {
   fenceTtlMs?: number;
   /** Each Redis command settles within this time or fails with LockRedisError. Default 5 000. */
   commandTimeoutMs?: number;
+  /**
+   * Replica acknowledgement of each grant with `WAIT` (Sentinel, a replicated master, or a Cluster).
+   * Default: off. `{}` means `{ count: 1, timeoutMs: 1000, policy: 'report' }`.
+   */
+  replicas?: ReplicaAckOptions;
+}
+
+/** `WAIT count timeoutMs` after each grant; see docs/TOPOLOGIES.md. */
+export interface ReplicaAckOptions {
+  /** Replicas that should acknowledge the grant. Default 1. */
+  count?: number;
+  /** How long WAIT may block the connection. Default 1 000. */
+  timeoutMs?: number;
+  /**
+   * `'report'` (default): keep the lock, expose the count on `handle.replicaAcks` and the `acquired`
+   * event. `'require'`: release the grant and fail with LockReplicationError when fewer acknowledged.
+   */
+  policy?: 'report' | 'require';
 }
 
 /** Engine options with every default filled in. */
@@ -54,6 +72,8 @@ export interface ResolvedEngineOptions {
   backoff: { initialMs: number; maxMs: number };
   fenceTtlMs: number;
   commandTimeoutMs: number;
+  /** Undefined: no WAIT. */
+  replicas?: Required<ReplicaAckOptions>;
 }
 
 /** Longest user key accepted, in UTF-8 bytes. */

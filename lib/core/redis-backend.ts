@@ -1,11 +1,17 @@
+import { chooseClusterPublish } from './cluster-pubsub';
 import { KindRegistry } from './kind-registry';
+import { FairLock } from './kinds/fair-lock';
+import { ReadWriteLock } from './kinds/read-write-lock';
 import { ReentrantMutex } from './kinds/reentrant-mutex';
+import { Semaphore } from './kinds/semaphore';
 import { TokenLock } from './kinds/token-lock';
+import { waiterTtlMs } from './kinds/waiter-ttl';
 import type { LockBackend } from './lock-engine';
 import type { ResolvedEngineOptions } from './lock-options';
-import { duplicateForSubscriber, ResolvedConnection } from './redis-connection';
+import { closeConnection, duplicateForSubscriber, ResolvedConnection } from './redis-connection';
 import { RedisGateway } from './redis-gateway';
 import { isCluster } from './redis-client';
+import { withReplicaAcks } from './replica-acks';
 import { WakeupHub } from './wakeup-hub';
 
 /** Locks on one Redis deployment: a standalone server, a Sentinel-managed master, or a Cluster. */
@@ -19,25 +25,28 @@ export class RedisBackend implements LockBackend {
     options: ResolvedEngineOptions,
   ) {
     this.gateway = new RedisGateway(connection.client, options.commandTimeoutMs);
+    const client = connection.client;
+    if (isCluster(client)) chooseClusterPublish(client, this.gateway, Math.ceil(options.commandTimeoutMs / 2));
     this.hub = new WakeupHub(
       () => duplicateForSubscriber(connection.client),
       () => this.gateway.publishCommand === 'SPUBLISH',
+      options.commandTimeoutMs,
     );
     const fence = options.fenceTtlMs;
     this.kinds = new KindRegistry(
-      {
+      withReplicaAcks({
         mutex: new ReentrantMutex(this.gateway, fence),
         token: new TokenLock(this.gateway, fence),
-      },
+        readWrite: new ReadWriteLock(this.gateway, fence, waiterTtlMs(options.backoff.maxMs)),
+        fair: new FairLock(this.gateway, fence, waiterTtlMs(options.backoff.maxMs)),
+        semaphore: new Semaphore(this.gateway, fence),
+      }, this.gateway, options.replicas),
       isCluster(connection.client) ? 'a Redis Cluster' : 'this Redis connection',
     );
   }
 
   async close(): Promise<void> {
     await this.hub.close();
-    if (this.connection.owned) {
-      const client = this.connection.client;
-      await client.quit().catch(() => client.disconnect());
-    }
+    if (this.connection.owned) await closeConnection(this.connection.client);
   }
 }

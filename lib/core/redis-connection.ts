@@ -14,6 +14,14 @@ export interface ResolvedConnection {
 /** Turns the `redis` option into a client; a client passed in is used as is and never closed by us. */
 export function resolveConnection(option: RedisConnectionOption, name = 'redis'): ResolvedConnection {
   if (isRedisClient(option)) return { client: option, owned: false };
+  const resolved = openConnection(option, name);
+  // Connection trouble reaches callers as LockRedisError from the commands it fails; without a
+  // listener ioredis would also print every reconnect error of a client we own to the console.
+  resolved.client.on('error', () => undefined);
+  return resolved;
+}
+
+function openConnection(option: Exclude<RedisConnectionOption, RedisClient>, name: string): ResolvedConnection {
   if (typeof option === 'string') {
     if (!/^rediss?:\/\//.test(option)) {
       throw new TypeError(`${name} must be a redis:// or rediss:// URL, got ${describe(option)}`);
@@ -21,7 +29,8 @@ export function resolveConnection(option: RedisConnectionOption, name = 'redis')
     return { client: new Redis(option, CLIENT_DEFAULTS), owned: true };
   }
   if (typeof option === 'object' && option !== null && !Array.isArray(option)) {
-    return { client: new Redis({ ...CLIENT_DEFAULTS, ...option }), owned: true };
+    const defaults = option.sentinels ? { ...CLIENT_DEFAULTS, ...SENTINEL_DEFAULTS } : CLIENT_DEFAULTS;
+    return { client: new Redis({ ...defaults, ...option }), owned: true };
   }
   throw new TypeError(`${name} must be a URL, ioredis options, or an ioredis Redis/Cluster instance, got ${describe(option)}`);
 }
@@ -29,7 +38,32 @@ export function resolveConnection(option: RedisConnectionOption, name = 'redis')
 /** For connections we open: fail queued commands after a few reconnect attempts instead of 20. */
 const CLIENT_DEFAULTS: RedisOptions = { maxRetriesPerRequest: 3 };
 
-/** A dedicated subscriber connection for wake-ups, with the same target and options as `client`. */
+/**
+ * For Sentinel connections we open: follow `+switch-master` at once (a frozen or partitioned old
+ * master would otherwise keep the connection), and reconnect when a demoted master answers READONLY.
+ */
+const SENTINEL_DEFAULTS: RedisOptions = {
+  failoverDetector: true,
+  reconnectOnError: (err) => (err.message.startsWith('READONLY') ? 2 : false),
+};
+
+/**
+ * A dedicated subscriber connection for wake-ups, with the same target and options as `client`.
+ * On a Cluster it uses ioredis' sharded subscribers: one connection per master that serves a
+ * subscribed slot, moved by ioredis when the slot's owner changes (failover, MOVED, migration).
+ */
 export function duplicateForSubscriber(client: RedisClient): RedisClient {
-  return isCluster(client) ? client.duplicate() : client.duplicate();
+  return isCluster(client) ? client.duplicate([], { shardedSubscribers: true }) : client.duplicate();
+}
+
+/** QUIT with a deadline, then disconnect: a dead or frozen server must not hang shutdown. */
+export async function closeConnection(client: RedisClient, graceMs = 1000): Promise<void> {
+  if (client.status === 'end') return;
+  if (client.status === 'ready') {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)));
+    await Promise.race([client.quit().catch(() => undefined), deadline]);
+    clearTimeout(timer);
+  }
+  client.disconnect();
 }

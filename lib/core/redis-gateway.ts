@@ -1,4 +1,5 @@
 import { LockRedisError } from './errors';
+import { retryDuringFailover, ridesOutFailover } from './failover-retry';
 import { RedisClient } from './redis-client';
 import { LuaScript } from './script-library';
 
@@ -14,10 +15,27 @@ export class RedisGateway {
   /** Wake-ups go out with SPUBLISH on a Redis 7 Cluster (sharded pub/sub), PUBLISH otherwise. */
   publishCommand: 'PUBLISH' | 'SPUBLISH' = 'PUBLISH';
 
+  /** Work that must finish before the next script runs; kept until it reports success. */
+  private preflight?: () => Promise<boolean>;
+  private preflightRun?: Promise<void>;
+  /** Cluster and Sentinel: failover errors are retried until the command's deadline. */
+  private readonly ridesOutFailover: boolean;
+
   constructor(
     readonly client: RedisClient,
     private readonly commandTimeoutMs: number,
-  ) {}
+  ) {
+    this.ridesOutFailover = ridesOutFailover(client);
+  }
+
+  /**
+   * Runs `task` before the next script (e.g. choosing the publish command once the server version
+   * is known). A task that resolves false or rejects is tried again before the following script;
+   * the script itself runs either way.
+   */
+  beforeNextScript(task: () => Promise<boolean>): void {
+    this.preflight = task;
+  }
 
   /** Runs `script`; a reply that arrives after the timeout goes to `onLateReply` instead of being lost. */
   async run(
@@ -27,9 +45,11 @@ export class RedisGateway {
     userKey?: string,
     onLateReply?: LateReplyHandler,
   ): Promise<unknown> {
-    const call = this.evalWithReload(script, keys, args);
-    let timer: NodeJS.Timeout | undefined;
     let timedOut = false;
+    const call = this.ridesOutFailover
+      ? retryDuringFailover(() => this.evalWithReload(script, keys, args), () => timedOut)
+      : this.evalWithReload(script, keys, args);
+    let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
         timedOut = true;
@@ -58,6 +78,7 @@ export class RedisGateway {
   }
 
   private async evalWithReload(script: LuaScript, keys: string[], args: (string | number)[]): Promise<unknown> {
+    if (this.preflight) await this.runPreflight();
     try {
       return await this.client.evalsha(script.sha, keys.length, ...keys, ...args);
     } catch (err) {
@@ -65,6 +86,19 @@ export class RedisGateway {
       // EVAL both runs and caches the script, so the next EVALSHA hits again.
       return await this.client.eval(script.source, keys.length, ...keys, ...args);
     }
+  }
+
+  private runPreflight(): Promise<void> {
+    const task = this.preflight!;
+    this.preflightRun ??= task()
+      .then(
+        (done) => {
+          if (done && this.preflight === task) this.preflight = undefined;
+        },
+        () => undefined,
+      )
+      .finally(() => (this.preflightRun = undefined));
+    return this.preflightRun;
   }
 }
 

@@ -6,6 +6,7 @@ import {
   MAX_KEY_BYTES,
   ResolvedEngineOptions,
   DEFAULT_ENGINE_OPTIONS,
+  ReplicaAckOptions,
 } from './lock-options';
 
 // Every check runs before any Redis command, so bad input never costs a round trip or leaves state.
@@ -73,7 +74,7 @@ export function validateLockOptions(options: unknown, where = 'lock options'): L
 
 /** Validates engine options and fills in every default. */
 export function resolveEngineOptions(options: LockEngineOptions = {}): ResolvedEngineOptions {
-  const names = ['keyPrefix', 'defaults', 'watchdogLeaseMs', 'renewEveryMs', 'backoff', 'fenceTtlMs', 'commandTimeoutMs'];
+  const names = ['keyPrefix', 'defaults', 'watchdogLeaseMs', 'renewEveryMs', 'backoff', 'fenceTtlMs', 'commandTimeoutMs', 'replicas'];
   assertKnownNames(options as Record<string, unknown>, names, 'lock engine options');
   const d = DEFAULT_ENGINE_OPTIONS;
   const keyPrefix = options.keyPrefix ?? d.keyPrefix;
@@ -104,6 +105,7 @@ export function resolveEngineOptions(options: LockEngineOptions = {}): ResolvedE
   assertDuration(fenceTtlMs, 'fenceTtlMs', 1000);
   const commandTimeoutMs = options.commandTimeoutMs ?? d.commandTimeoutMs;
   assertDuration(commandTimeoutMs, 'commandTimeoutMs', 1);
+  const replicas = options.replicas === undefined ? undefined : resolveReplicaAcks(options.replicas);
   return {
     keyPrefix,
     defaults: { waitMs, leaseMs: defaults.leaseMs },
@@ -112,7 +114,26 @@ export function resolveEngineOptions(options: LockEngineOptions = {}): ResolvedE
     backoff: { initialMs, maxMs },
     fenceTtlMs,
     commandTimeoutMs,
+    ...(replicas && { replicas }),
   };
+}
+
+/** Validates `replicas` (WAIT after each grant) and fills in its defaults. */
+function resolveReplicaAcks(value: unknown): Required<ReplicaAckOptions> {
+  assertKnownNames(value as Record<string, unknown>, ['count', 'timeoutMs', 'policy'], 'replicas options');
+  const o = value as ReplicaAckOptions;
+  const count = o.count ?? 1;
+  if (typeof count !== 'number') throw new TypeError(`replicas.count must be a number, got ${describe(count)}`);
+  if (!Number.isInteger(count) || count < 1 || count > 1000) {
+    throw new RangeError(`replicas.count must be a whole number from 1 to 1000, got ${count}`);
+  }
+  const timeoutMs = o.timeoutMs ?? 1000;
+  assertDuration(timeoutMs, 'replicas.timeoutMs', 1);
+  const policy = o.policy ?? 'report';
+  if (policy !== 'report' && policy !== 'require') {
+    throw new TypeError(`replicas.policy must be 'report' or 'require', got ${describe(policy)}`);
+  }
+  return { count, timeoutMs, policy };
 }
 
 /** Throws a TypeError naming the first option that is not in `known`. */

@@ -1,26 +1,32 @@
 import { RedisClient } from './redis-client';
+import { closeConnection } from './redis-connection';
 
 /**
- * Pub/sub wake-ups for waiters. One subscriber connection per engine, opened on first use; one
- * subscription per channel shared by every local waiter of that lock (reference-counted, dropped
- * when the last waiter leaves). A message that lands while a waiter is busy attempting is kept as a
- * flag, so no wake-up is lost between "busy" and "wait".
+ * Pub/sub wake-ups for waiters. One subscriber connection per engine (one per node for RedLock),
+ * opened on first use; one subscription per channel shared by every local waiter of that lock
+ * (reference-counted, dropped when the last waiter leaves). A message that lands while a waiter is
+ * busy attempting is kept as a flag, so no wake-up is lost between "busy" and "wait".
  */
 export class WakeupHub {
-  private subscriber?: RedisClient;
+  private subscribers?: RedisClient[];
   private readonly channels = new Map<string, ChannelState>();
   private closed = false;
 
   constructor(
-    private readonly createSubscriber: () => RedisClient,
+    /** One subscriber connection, or one per node (RedLock: a release publishes on every node). */
+    private readonly createSubscriber: () => RedisClient | RedisClient[],
+    /** Whether to SSUBSCRIBE (sharded pub/sub on a Redis 7 Cluster); asked once per channel. */
     private readonly sharded: () => boolean,
+    /** A subscription not confirmed by then is given up on; the waiter polls (backoff) instead. */
+    private readonly readyTimeoutMs = 5000,
   ) {}
 
   /** Joins `channel`; resolves once Redis confirmed the subscription (or it failed: then the waiter polls). */
   async join(channel: string): Promise<Wakeups> {
     let state = this.channels.get(channel);
     if (!state) {
-      state = { refs: 0, members: new Set(), ready: this.subscribe(channel) };
+      const sharded = this.sharded();
+      state = { refs: 0, members: new Set(), sharded, ready: this.subscribe(channel, sharded) };
       this.channels.set(channel, state);
     }
     state.refs++;
@@ -46,13 +52,15 @@ export class WakeupHub {
     this.closed = true;
     for (const state of this.channels.values()) for (const m of state.members) m.wake();
     this.channels.clear();
-    const sub = this.subscriber;
-    this.subscriber = undefined;
-    if (sub) {
-      sub.removeAllListeners('message');
-      sub.removeAllListeners('smessage');
-      await sub.quit().catch(() => sub.disconnect());
-    }
+    const subs = this.subscribers ?? [];
+    this.subscribers = undefined;
+    await Promise.all(
+      subs.map((sub) => {
+        sub.removeAllListeners('message');
+        sub.removeAllListeners('smessage');
+        return closeConnection(sub);
+      }),
+    );
   }
 
   private leave(channel: string, member: Wakeups): void {
@@ -60,40 +68,44 @@ export class WakeupHub {
     if (!state || !state.members.delete(member)) return;
     if (--state.refs > 0) return;
     this.channels.delete(channel);
-    const sub = this.subscriber;
-    if (sub && !this.closed) {
-      const done = this.sharded() ? sub.sunsubscribe(channel) : sub.unsubscribe(channel);
+    if (!this.subscribers || this.closed) return;
+    for (const sub of this.subscribers) {
+      const done = state.sharded ? sub.sunsubscribe(channel) : sub.unsubscribe(channel);
       done.catch(() => undefined); // a dead connection has no subscription left to drop
     }
   }
 
-  private async subscribe(channel: string): Promise<void> {
+  private async subscribe(channel: string, sharded: boolean): Promise<void> {
     if (this.closed) return;
-    const sub = this.connection();
-    try {
-      if (this.sharded()) await sub.ssubscribe(channel);
-      else await sub.subscribe(channel);
-    } catch {
-      // Without a subscription the waiter still wins through its backoff polling.
-    }
+    const all = Promise.allSettled(this.connections().map((sub) => (sharded ? sub.ssubscribe(channel) : sub.subscribe(channel))));
+    // Without a subscription the waiter still wins through its backoff polling; a node that is
+    // down (or frozen) must not hold the waiter here, so the wait for confirmations is bounded.
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<void>((resolve) => (timer = setTimeout(resolve, this.readyTimeoutMs)));
+    await Promise.race([all, deadline]);
+    clearTimeout(timer);
   }
 
-  private connection(): RedisClient {
-    if (!this.subscriber) {
-      const sub = this.createSubscriber();
+  private connections(): RedisClient[] {
+    if (!this.subscribers) {
+      const created = this.createSubscriber();
+      this.subscribers = Array.isArray(created) ? created : [created];
       const onMessage = (channel: string) => this.notify(channel);
-      sub.on('message', onMessage);
-      sub.on('smessage', onMessage);
-      sub.on('error', () => undefined); // reconnects are ioredis' job; waiters fall back to polling meanwhile
-      this.subscriber = sub;
+      for (const sub of this.subscribers) {
+        sub.on('message', onMessage);
+        sub.on('smessage', onMessage);
+        sub.on('error', () => undefined); // reconnects are ioredis' job; waiters fall back to polling meanwhile
+      }
     }
-    return this.subscriber;
+    return this.subscribers;
   }
 }
 
 interface ChannelState {
   refs: number;
   members: Set<Wakeups>;
+  /** How this channel was subscribed, so it is unsubscribed the same way. */
+  sharded: boolean;
   ready: Promise<void>;
 }
 

@@ -4,3 +4,4 @@ export * from './lock-lost.error';
 export * from './lock-redis.error';
 export * from './lock-wrong-type.error';
 export * from './lock-upgrade.error';
+export * from './lock-replication.error';

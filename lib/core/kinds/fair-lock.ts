@@ -1,0 +1,103 @@
+import type { LockKeyNames } from '../key-space';
+import type {
+  LockKind,
+  AttemptRequest,
+  AttemptResult,
+  HoldRef,
+  ReleaseResult,
+  RenewRequest,
+  RenewResult,
+} from '../lock-kind';
+import { RedisGateway } from '../redis-gateway';
+import { renewInBatches } from '../renew-batch';
+import { loadScript } from '../script-library';
+import { decodeFamilyReply, lateReplyAction } from './family-reply';
+
+const ACQUIRE = loadScript('fair-acquire');
+const ABANDON = loadScript('fair-abandon');
+// The holder is a hash in the reentrant mutex's format, so release and renewal are the mutex's.
+const RELEASE = loadScript('mutex-release');
+
+/** The waiter-deadline hash of a fair lock: derived from `aux`, so it keeps the lock's hash tag (slot). */
+export function fairDeadlinesKey(names: LockKeyNames): string {
+  return `${names.aux}:dl`;
+}
+
+/**
+ * Fair lock (`fair: true`): granted in arrival order across all processes, like Redisson's RFairLock.
+ *
+ * Redis layout: the `fair` hash is the holder in the mutex's format { owner, fence, <hold id> = 1 };
+ * the `fair:aux` zset is the queue (waiter → ticket, arrival order) and `fair:aux:dl` each waiter's
+ * deadline by the server clock. Every attempt of a waiter keeps its place and pushes its deadline
+ * `waiterTtlMs` ahead; only the head may take the free lock; a head whose deadline passed (the
+ * waiter died or froze) is dropped by the next attempt of anyone, and a waiter that gives up leaves
+ * at once (abandon), so nobody stalls the queue for longer than one waiter ttl.
+ *
+ * Every local waiter attempts (exclusive = false): each must hold its own place in the Redis queue,
+ * which is what makes the order exact within a process too. The price: a release wakes every local
+ * waiter for one attempt each, and only the head wins.
+ *
+ * Fencing: each grant takes the key's next token, as for the mutex.
+ */
+export class FairLock implements LockKind {
+  readonly tag = 'fair' as const;
+  readonly exclusive = false;
+  readonly reentrant = true;
+
+  constructor(
+    private readonly gateway: RedisGateway,
+    private readonly fenceTtlMs: number,
+    private readonly waiterTtlMs: number,
+  ) {}
+
+  async attempt(r: AttemptRequest): Promise<AttemptResult> {
+    const keys = [r.names.lock, r.names.aux, fairDeadlinesKey(r.names), r.names.fence];
+    const reply = await this.gateway.run(
+      ACQUIRE,
+      keys,
+      [
+        r.owner,
+        r.holdId,
+        r.leaseMs,
+        this.fenceTtlMs,
+        r.reenter ? '1' : '0',
+        this.waiterTtlMs,
+        r.names.channel,
+        this.gateway.publishCommand,
+      ],
+      r.key,
+      // A grant or a queue place that arrived after the command timed out is given back at once.
+      (late) => {
+        const action = lateReplyAction(late);
+        if (action === 'release') this.release(r).catch(() => undefined);
+        if (action === 'abandon') void this.abandon(r);
+      },
+    );
+    return decodeFamilyReply(reply, r.key, keys);
+  }
+
+  async release(h: HoldRef): Promise<ReleaseResult> {
+    const reply = await this.gateway.run(
+      RELEASE,
+      [h.names.lock],
+      [h.owner, h.holdId, h.names.channel, this.gateway.publishCommand],
+      h.key,
+    );
+    return reply === 1 ? 'released' : reply === 2 ? 'still-held' : 'not-held';
+  }
+
+  renew(requests: readonly RenewRequest[]): Promise<RenewResult[]> {
+    return renewInBatches(this.gateway, requests);
+  }
+
+  async abandon(r: AttemptRequest): Promise<void> {
+    await this.gateway
+      .run(
+        ABANDON,
+        [r.names.lock, r.names.aux, fairDeadlinesKey(r.names)],
+        [r.owner, r.names.channel, this.gateway.publishCommand],
+        r.key,
+      )
+      .catch(() => undefined); // the place expires by itself at its deadline
+  }
+}

@@ -1,0 +1,109 @@
+import type {
+  LockKind,
+  AttemptRequest,
+  AttemptResult,
+  HoldRef,
+  ReleaseResult,
+  RenewRequest,
+  RenewResult,
+} from '../lock-kind';
+import type { LockOptions } from '../lock-options';
+import { RedisGateway } from '../redis-gateway';
+import { loadScript } from '../script-library';
+import { decodeFamilyReply, lateReplyAction } from './family-reply';
+import { renewPerSlot } from './slot-batches';
+
+const ACQUIRE = loadScript('rw-acquire');
+const RELEASE = loadScript('rw-release');
+const ABANDON = loadScript('rw-abandon');
+const RENEW = loadScript('holders-renew');
+
+/**
+ * Read-write lock (`mode: 'read' | 'write'`, like Redisson's RReadWriteLock): many readers or one
+ * writer per key, both reentrant; the writer may take the read lock too (downgrade), a pure reader
+ * asking for write gets LockUpgradeError.
+ *
+ * Redis layout (scripts/holders.lua): the `rw` hash keeps each owner's open holds plus the current
+ * writer, the `rw:aux` zset each holder's own lease deadline by the server clock, so a stuck reader
+ * expires alone instead of pinning the lock for everybody.
+ *
+ * Starvation: writers are preferred. A writer refused because the lock is held sets a marker that
+ * makes new readers wait (held readers still re-enter) until the writer got in or gave up; it lives
+ * `markerTtlMs` unless the writer's attempts refresh it, so a dead writer blocks readers that long at
+ * most. As in java.util.concurrent, a reader that waits for another reader's context while a writer
+ * queues behind the first one deadlocks until a wait times out: do not nest read locks across contexts.
+ *
+ * Fencing: every grant, read or write, takes the key's next token, so tokens still increase across all
+ * holders. A writer's token fences writes; a reader's token only orders it after every earlier
+ * grant (readers share the lock, so it proves no exclusive access).
+ */
+export class ReadWriteLock implements LockKind {
+  readonly tag = 'rw' as const;
+  /** Readers share; writers are exclusive (see isExclusive). */
+  readonly exclusive = false;
+  readonly reentrant = true;
+
+  constructor(
+    private readonly gateway: RedisGateway,
+    private readonly fenceTtlMs: number,
+    private readonly markerTtlMs: number,
+  ) {}
+
+  /** Only the local head writer attempts; every local reader may. */
+  isExclusive(options: LockOptions): boolean {
+    return options.mode === 'write';
+  }
+
+  async attempt(r: AttemptRequest): Promise<AttemptResult> {
+    const reply = await this.gateway.run(
+      ACQUIRE,
+      [r.names.lock, r.names.aux, r.names.fence],
+      [
+        r.owner,
+        r.holdId,
+        r.options.mode === 'write' ? 'w' : 'r',
+        r.leaseMs,
+        this.fenceTtlMs,
+        r.reenter ? '1' : '0',
+        this.markerTtlMs,
+        r.names.channel,
+        this.gateway.publishCommand,
+      ],
+      r.key,
+      // An acquire that timed out but ran later must not leave a hold or a marker behind.
+      (late) => {
+        const action = lateReplyAction(late);
+        if (action === 'release') this.release(r).catch(() => undefined);
+        if (action === 'abandon') void this.abandon(r);
+      },
+    );
+    return decodeFamilyReply(reply, r.key, [r.names.lock, r.names.aux]);
+  }
+
+  async release(h: HoldRef): Promise<ReleaseResult> {
+    const reply = await this.gateway.run(
+      RELEASE,
+      [h.names.lock, h.names.aux],
+      [h.owner, h.holdId, h.names.channel, this.gateway.publishCommand],
+      h.key,
+    );
+    // 'released' = this owner's last hold is gone (other readers may still hold the lock).
+    return reply === 1 ? 'released' : reply === 2 ? 'still-held' : 'not-held';
+  }
+
+  renew(requests: readonly RenewRequest[]): Promise<RenewResult[]> {
+    return renewPerSlot(this.gateway, RENEW, requests, (r) => [r.names.lock, r.names.aux]);
+  }
+
+  async abandon(r: AttemptRequest): Promise<void> {
+    if (r.options.mode !== 'write') return; // only writers leave something behind while waiting
+    await this.gateway
+      .run(
+        ABANDON,
+        [r.names.lock, r.names.aux],
+        [r.owner, r.names.channel, this.gateway.publishCommand],
+        r.key,
+      )
+      .catch(() => undefined); // the marker expires by itself
+  }
+}

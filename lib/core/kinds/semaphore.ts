@@ -1,0 +1,78 @@
+import type {
+  LockKind,
+  AttemptRequest,
+  AttemptResult,
+  HoldRef,
+  ReleaseResult,
+  RenewRequest,
+  RenewResult,
+} from '../lock-kind';
+import { RedisGateway } from '../redis-gateway';
+import { loadScript } from '../script-library';
+import { decodeFamilyReply, lateReplyAction } from './family-reply';
+import { renewPerSlot } from './slot-batches';
+
+const ACQUIRE = loadScript('sem-acquire');
+const RELEASE = loadScript('sem-release');
+const RENEW = loadScript('holders-renew');
+
+/**
+ * Counting semaphore (`limit: n`): at most n holders per key at once.
+ *
+ * Redis layout (scripts/holders.lua): the `sem:aux` zset has one entry per permit, owner → its own
+ * lease deadline by the server clock; permits whose lease ran out are taken back on every access.
+ * The `sem` hash keeps each owner's open holds: a permit is reentrant, so a call inside the
+ * critical section that asks for the same key again nests on the permit it already has instead of
+ * taking a second one (which could deadlock when all n are held by the callers' own contexts).
+ *
+ * Fencing: each permit takes the key's next token, so tokens increase across all holders; with n > 1
+ * holders at once a token orders grants but proves no exclusive access.
+ */
+export class Semaphore implements LockKind {
+  readonly tag = 'sem' as const;
+  /** Several local waiters may attempt at once: several may win. */
+  readonly exclusive = false;
+  readonly reentrant = true;
+
+  constructor(
+    private readonly gateway: RedisGateway,
+    private readonly fenceTtlMs: number,
+  ) {}
+
+  async attempt(r: AttemptRequest): Promise<AttemptResult> {
+    const reply = await this.gateway.run(
+      ACQUIRE,
+      [r.names.lock, r.names.aux, r.names.fence],
+      [
+        r.owner,
+        r.holdId,
+        r.options.limit ?? 1,
+        r.leaseMs,
+        this.fenceTtlMs,
+        r.reenter ? '1' : '0',
+        r.names.channel,
+        this.gateway.publishCommand,
+      ],
+      r.key,
+      // A permit granted after its command timed out goes back at once.
+      (late) => {
+        if (lateReplyAction(late) === 'release') this.release(r).catch(() => undefined);
+      },
+    );
+    return decodeFamilyReply(reply, r.key, [r.names.lock, r.names.aux]);
+  }
+
+  async release(h: HoldRef): Promise<ReleaseResult> {
+    const reply = await this.gateway.run(
+      RELEASE,
+      [h.names.lock, h.names.aux],
+      [h.owner, h.holdId, h.names.channel, this.gateway.publishCommand],
+      h.key,
+    );
+    return reply === 1 ? 'released' : reply === 2 ? 'still-held' : 'not-held';
+  }
+
+  renew(requests: readonly RenewRequest[]): Promise<RenewResult[]> {
+    return renewPerSlot(this.gateway, RENEW, requests, (r) => [r.names.lock, r.names.aux]);
+  }
+}

@@ -1,0 +1,15 @@
+-- Fair lock: a waiter that gave up (timeout, abort, shutdown) leaves the queue at once; when it was
+-- the head of a free lock, the next waiter is woken to take it.
+-- KEYS[1] lock hash   KEYS[2] queue zset   KEYS[3] deadlines hash
+-- ARGV[1] owner id    ARGV[2] wake-up channel   ARGV[3] 'PUBLISH' or 'SPUBLISH'
+-- Returns 1 left the queue, 0 was not in it.
+local lock, queue, deadlines = KEYS[1], KEYS[2], KEYS[3]
+local dt = redis.call('TYPE', deadlines).ok
+if redis.call('TYPE', queue).ok ~= 'zset' or (dt ~= 'hash' and dt ~= 'none') then return 0 end
+local head = redis.call('ZRANGE', queue, 0, 0)[1]
+if redis.call('ZREM', queue, ARGV[1]) == 0 then return 0 end
+redis.call('HDEL', deadlines, ARGV[1])
+if head == ARGV[1] and redis.call('EXISTS', lock) == 0 and redis.call('ZCARD', queue) > 0 then
+  redis.call(ARGV[3], ARGV[2], 'released')
+end
+return 1

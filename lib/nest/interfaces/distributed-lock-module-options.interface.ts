@@ -1,0 +1,29 @@
+import type { LockNotAcquiredError } from '../../core/errors';
+import type { LockEngineOptions } from '../../core/lock-options';
+import type { RedisConnectionOption } from '../../core/redis-connection';
+
+/**
+ * How the `Retry-After` header of a 423 answer is chosen.
+ * `true` (default): the holder's remaining lease when Redis reported it, else 1 second.
+ * A number: always that many seconds. A function: its result in seconds (`undefined` = no header).
+ * `false`: no header.
+ */
+export type RetryAfterOption = boolean | number | ((error: LockNotAcquiredError) => number | undefined);
+
+/** Options of DistributedLockModule.forRoot() / the factory of forRootAsync(). */
+export interface DistributedLockModuleOptions extends LockEngineOptions {
+  /** A URL, ioredis options (standalone or Sentinel), or an existing ioredis Redis / Cluster (never closed by the module). */
+  redis?: RedisConnectionOption;
+  /** Independent masters for a RedLock quorum, instead of `redis`. Clients passed in are never closed by the module. */
+  redlock?: RedisConnectionOption[];
+  /** HTTP status of a "busy" answer at the HTTP boundary. Default 423 (Locked). */
+  busyStatus?: number;
+  /** The `Retry-After` header of a "busy" answer. Default `true` (see RetryAfterOption). */
+  retryAfter?: RetryAfterOption;
+}
+
+/** A class whose instance builds the module options (forRootAsync's `useClass` / `useExisting`). */
+export interface DistributedLockOptionsFactory {
+  /** Returns the module options. */
+  createDistributedLockOptions(): DistributedLockModuleOptions | Promise<DistributedLockModuleOptions>;
+}

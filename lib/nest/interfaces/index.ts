@@ -1,0 +1,3 @@
+export * from './distributed-lock-module-options.interface';
+export * from './distributed-lock-options.interface';
+export * from './distributed-lock-health.interface';

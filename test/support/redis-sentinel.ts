@@ -1,0 +1,165 @@
+import { LOCALHOST } from './free-port';
+import { redisCommand, redisInfo, type RespReply } from './redis-command';
+import { startRedis, type RedisServerProcess } from './redis-server';
+import { startAll, stopAll, type HostPort } from './topology-utils';
+import { waitUntil } from './wait';
+
+/** Options for {@link startSentinel}. */
+export interface StartSentinelOptions {
+  /** Default 2. */
+  replicas?: number;
+  /** Default 3. */
+  sentinels?: number;
+  /** Default 'mymaster'. */
+  masterName?: string;
+  /** Default: a majority of the sentinels (2 of 3). */
+  quorum?: number;
+  /** `sentinel down-after-milliseconds`; default 1000. */
+  downAfterMs?: number;
+  /** `sentinel failover-timeout`; default 3000. */
+  failoverTimeoutMs?: number;
+  /** Extra redis-server arguments for the master and replicas. */
+  args?: string[];
+  /** Budget for the whole start-up; default 20 s. */
+  startTimeoutMs?: number;
+}
+
+/** A running master + replicas + sentinels group on 127.0.0.1. */
+export interface RedisSentinelTopology {
+  /** The initial master (after a failover ask currentMaster()). */
+  master: RedisServerProcess;
+  replicas: RedisServerProcess[];
+  sentinels: RedisServerProcess[];
+  /** For `new Redis({ sentinels: sentinelAddresses, name: masterName })`. */
+  sentinelAddresses: HostPort[];
+  masterName: string;
+  /** Master address according to the first sentinel that answers. */
+  currentMaster(): Promise<HostPort>;
+  /** The data node (master or replica) listening on `port`. */
+  serverByPort(port: number): RedisServerProcess | undefined;
+  /** Waits until every live sentinel reports a master other than `oldMasterPort`; returns it. */
+  waitForFailover(oldMasterPort: number, timeoutMs?: number): Promise<RedisServerProcess>;
+  /** Stops sentinels, replicas and master. */
+  stop(): Promise<void>;
+}
+
+/** Waits until INFO replication on `replica` shows `master_link_status:up`. */
+export async function waitForReplicaLink(replica: RedisServerProcess, timeoutMs = 10_000): Promise<void> {
+  await waitUntil(
+    async () =>
+      (await redisInfo(replica.port, 'replication', { timeoutMs: 1000 })).master_link_status === 'up',
+    { timeoutMs, intervalMs: 20, description: `replica ${replica.port} to report master_link_status:up` },
+  );
+}
+
+async function sentinelQuery(sentinel: RedisServerProcess, args: string[]): Promise<RespReply> {
+  return redisCommand(sentinel.port, ['SENTINEL', ...args], { timeoutMs: 1000 });
+}
+
+async function masterAddress(sentinel: RedisServerProcess, name: string): Promise<HostPort | undefined> {
+  const reply = await sentinelQuery(sentinel, ['get-master-addr-by-name', name]);
+  return Array.isArray(reply) ? { host: String(reply[0]), port: Number(reply[1]) } : undefined;
+}
+
+/**
+ * Starts 1 master, `replicas` replicas (`--replicaof`) and `sentinels` sentinels monitoring it,
+ * then waits until replicas are linked and every sentinel knows the master, every replica and
+ * every other sentinel (so failover can start at once). Cleans up everything on failure.
+ */
+export async function startSentinel(options: StartSentinelOptions = {}): Promise<RedisSentinelTopology> {
+  const { replicas: replicaCount = 2, sentinels: sentinelCount = 3, masterName = 'mymaster' } = options;
+  const { downAfterMs = 1000, failoverTimeoutMs = 3000, startTimeoutMs = 20_000 } = options;
+  const quorum = options.quorum ?? Math.floor(sentinelCount / 2) + 1;
+  const started: RedisServerProcess[] = [];
+  try {
+    const master = await startRedis({ args: options.args });
+    started.push(master);
+    const replicaArgs = ['--replicaof', LOCALHOST, String(master.port), ...(options.args ?? [])];
+    const replicas = await startAll(
+      Array.from({ length: replicaCount }, () => () => startRedis({ args: replicaArgs })),
+    );
+    started.push(...replicas);
+    await Promise.all(replicas.map((r) => waitForReplicaLink(r, startTimeoutMs)));
+    const config = [
+      `sentinel monitor ${masterName} ${LOCALHOST} ${master.port} ${quorum}`,
+      `sentinel down-after-milliseconds ${masterName} ${downAfterMs}`,
+      `sentinel failover-timeout ${masterName} ${failoverTimeoutMs}`,
+      `sentinel parallel-syncs ${masterName} 1`,
+    ];
+    const sentinels = await startAll(
+      Array.from({ length: sentinelCount }, () => () => startRedis({ sentinelConfig: config })),
+    );
+    started.push(...sentinels);
+    await waitUntil(
+      async () => {
+        for (const s of sentinels) {
+          if ((await masterAddress(s, masterName))?.port !== master.port) return false;
+          const known = await sentinelQuery(s, ['replicas', masterName]);
+          const peers = await sentinelQuery(s, ['sentinels', masterName]);
+          if (
+            (known as RespReply[]).length !== replicaCount ||
+            (peers as RespReply[]).length !== sentinelCount - 1
+          ) {
+            return false;
+          }
+        }
+        return true;
+      },
+      {
+        timeoutMs: startTimeoutMs,
+        intervalMs: 50,
+        description: 'sentinels to discover master, replicas and peers',
+      },
+    );
+    return sentinelTopology(master, replicas, sentinels, masterName);
+  } catch (error) {
+    await stopAll(started);
+    throw error;
+  }
+}
+
+function sentinelTopology(
+  master: RedisServerProcess,
+  replicas: RedisServerProcess[],
+  sentinels: RedisServerProcess[],
+  masterName: string,
+): RedisSentinelTopology {
+  const dataNodes = [master, ...replicas];
+  const serverByPort = (port: number): RedisServerProcess | undefined =>
+    dataNodes.find((n) => n.port === port);
+  const liveSentinels = (): RedisServerProcess[] => sentinels.filter((s) => s.running && !s.paused);
+  const currentMaster = async (): Promise<HostPort> => {
+    for (const s of liveSentinels()) {
+      const address = await masterAddress(s, masterName).catch(() => undefined);
+      if (address) return address;
+    }
+    throw new Error(`no live sentinel knows master ${masterName}`);
+  };
+  const waitForFailover = (oldMasterPort: number, timeoutMs = 20_000): Promise<RedisServerProcess> =>
+    waitUntil(
+      async () => {
+        const ports = await Promise.all(
+          liveSentinels().map(async (s) => (await masterAddress(s, masterName))?.port),
+        );
+        const port = ports[0];
+        if (port === undefined || port === oldMasterPort || ports.some((p) => p !== port)) return undefined;
+        const info = await redisInfo(port, 'replication', { timeoutMs: 1000 });
+        return info.role === 'master' ? serverByPort(port) : undefined;
+      },
+      { timeoutMs, intervalMs: 50, description: `sentinels to fail over away from port ${oldMasterPort}` },
+    );
+  return {
+    master,
+    replicas,
+    sentinels,
+    sentinelAddresses: sentinels.map((s) => ({ host: s.host, port: s.port })),
+    masterName,
+    currentMaster,
+    serverByPort,
+    waitForFailover,
+    stop: async () => {
+      await stopAll(sentinels);
+      await stopAll([...replicas, master]);
+    },
+  };
+}
