@@ -1,0 +1,199 @@
+/**
+ * Scenario 9: the connection drops in the middle of an acquire or a release. Two ways:
+ * - CLIENT KILL while the command is held at the server by CLIENT PAUSE (it has not run yet);
+ * - a proxy that lets the command run and then cuts the connection before the reply arrives
+ *   (ioredis re-sends unanswered commands after reconnecting, so the script may run twice).
+ * Every call must settle with a result or a typed error, and no lock may outlive its lease.
+ */
+import { LockError, LockHandle } from '../../lib/core';
+import { epochMs, round1 } from './support/clock';
+import { DropProxy } from './support/drop-proxy';
+import { expectCleanRedis, faultEngine, lockKeyOf } from './support/fault-engine';
+import { useFaultEnv } from './support/fault-env';
+import { faultFigures } from './support/fault-figures';
+import { listClients } from '../support/redis-assertions';
+import { waitUntil } from '../support/wait';
+import type Redis from 'ioredis';
+
+const env = useFaultEnv();
+const figures = faultFigures();
+const LEASE_MS = 3000;
+
+afterEach(async () => {
+  await env.admin.client('UNPAUSE');
+});
+
+/** Settles `call` into { handle | value | error name }. */
+async function outcome<T>(call: Promise<T>): Promise<{ value?: T; error?: Error }> {
+  try {
+    return { value: await call };
+  } catch (error) {
+    return { error: error as Error };
+  }
+}
+
+/** Waits until the lock key is gone, checking on every look that it never lacks a TTL or outlives the lease. */
+async function expectGoneWithinLease(admin: Redis, key: string): Promise<number> {
+  const started = epochMs();
+  const ttls: number[] = [];
+  await waitUntil(
+    async () => {
+      const ttl = await admin.pttl(lockKeyOf(key));
+      if (ttl !== -2) ttls.push(ttl);
+      return ttl === -2;
+    },
+    { intervalMs: 5, timeoutMs: LEASE_MS + 15_000, description: `lock ${key} to go` },
+  );
+  expect(ttls.filter((t) => t < 0 || t > LEASE_MS)).toEqual([]);
+  return round1(epochMs() - started);
+}
+
+async function killPausedScriptCaller(name: string): Promise<void> {
+  const blocked = await waitUntil(
+    async () =>
+      (await listClients(env.admin)).find(
+        (c) => c.name === name && c.flags.includes('b') && /^eval/.test(c.cmd),
+      ),
+    { description: 'the script call to be held by CLIENT PAUSE' },
+  );
+  await env.admin.client('KILL', 'ID', blocked.id);
+}
+
+describe('scenario 9: connection dropped mid-acquire and mid-release', () => {
+  it.each([
+    ['reentrant mutex', true],
+    ['token lock', false],
+  ])(
+    'CLIENT KILL before the acquire ran: settles typed and leaves no orphan (%s)',
+    async (label, reentrant) => {
+      const key = `kill:acquire:${label}`;
+      const name = `drop-acquire-${reentrant}`;
+      const engine = faultEngine(
+        { host: env.redis.host, port: env.redis.port, connectionName: name },
+        { commandTimeoutMs: 1000 },
+      );
+      try {
+        await engine.tryAcquire('warm-up', { reentrant }).then((h) => h?.release());
+        await env.admin.client('PAUSE', 60_000, 'WRITE');
+        const attempt = outcome(engine.acquire(key, { waitMs: 0, leaseMs: LEASE_MS, reentrant }));
+        await killPausedScriptCaller(name);
+        const result = await attempt;
+        await env.admin.client('UNPAUSE');
+        expect(result.value !== undefined || result.error instanceof LockError).toBe(true);
+        if (result.value) expect(await result.value.release()).toBe(true);
+        const goneAfterMs = await expectGoneWithinLease(env.admin, key);
+        await expectCleanRedis(env.admin);
+        figures.record(`9-client-kill-mid-acquire-${reentrant ? 'mutex' : 'token'}`, {
+          title: `CLIENT KILL while the acquire is held by CLIENT PAUSE (${label}, lease ${LEASE_MS} ms)`,
+          acquireOutcome: result.value ? 'acquired' : result.error!.name,
+          lockGoneAfterSettleMs: goneAfterMs,
+        });
+      } finally {
+        await engine.close();
+      }
+    },
+  );
+
+  it.each([
+    ['reentrant mutex', true],
+    ['token lock', false],
+  ])(
+    'CLIENT KILL before the release ran: resolves a boolean and leaves no orphan (%s)',
+    async (label, reentrant) => {
+      const key = `kill:release:${label}`;
+      const name = `drop-release-${reentrant}`;
+      const engine = faultEngine(
+        { host: env.redis.host, port: env.redis.port, connectionName: name },
+        { commandTimeoutMs: 1000 },
+      );
+      try {
+        const lock = await engine.acquire(key, { leaseMs: LEASE_MS, reentrant });
+        await env.admin.client('PAUSE', 60_000, 'WRITE');
+        const release = outcome(lock.release());
+        await killPausedScriptCaller(name);
+        const result = await release;
+        await env.admin.client('UNPAUSE');
+        expect(result.error).toBeUndefined();
+        expect(typeof result.value).toBe('boolean');
+        const goneAfterMs = await expectGoneWithinLease(env.admin, key);
+        await expectCleanRedis(env.admin);
+        figures.record(`9-client-kill-mid-release-${reentrant ? 'mutex' : 'token'}`, {
+          title: `CLIENT KILL while the release is held by CLIENT PAUSE (${label}, lease ${LEASE_MS} ms)`,
+          releaseResult: result.value,
+          lockGoneAfterSettleMs: goneAfterMs,
+        });
+      } finally {
+        await engine.close();
+      }
+    },
+  );
+
+  describe('reply lost after the server ran the command', () => {
+    let proxy: DropProxy;
+    beforeAll(async () => {
+      proxy = await DropProxy.start(env.redis.port);
+    });
+    afterAll(async () => {
+      await proxy?.close();
+    });
+
+    it.each([
+      ['reentrant mutex', true],
+      ['token lock', false],
+    ])(
+      'acquire: the re-sent script finds its own grant; no orphan beyond the lease (%s)',
+      async (label, reentrant) => {
+        const key = `proxy:acquire:${label}`;
+        const engine = faultEngine({ host: '127.0.0.1', port: proxy.port }, { commandTimeoutMs: 2000 });
+        try {
+          await engine.tryAcquire('warm-up', { reentrant }).then((h) => h?.release());
+          const dropped = proxy.dropNextReplyTo('evalsha');
+          const result = await outcome<LockHandle>(
+            engine.acquire(key, { waitMs: 0, leaseMs: LEASE_MS, reentrant }),
+          );
+          await dropped;
+          expect(result.value !== undefined || result.error instanceof LockError).toBe(true);
+          if (result.value) expect(await result.value.release()).toBe(true);
+          const goneAfterMs = await expectGoneWithinLease(env.admin, key);
+          await expectCleanRedis(env.admin);
+          figures.record(`9-reply-lost-mid-acquire-${reentrant ? 'mutex' : 'token'}`, {
+            title: `Acquire ran, reply lost, connection cut (${label}, lease ${LEASE_MS} ms)`,
+            acquireOutcome: result.value ? 'acquired' : result.error!.name,
+            lockGoneAfterSettleMs: goneAfterMs,
+          });
+          // The caller must get the lock it was granted, not be told "busy" by its own orphan.
+          expect(result.error).toBeUndefined();
+        } finally {
+          await engine.close();
+        }
+      },
+    );
+
+    it.each([
+      ['reentrant mutex', true],
+      ['token lock', false],
+    ])('release: resolves a boolean, never throws, and the lock is gone (%s)', async (label, reentrant) => {
+      const key = `proxy:release:${label}`;
+      const engine = faultEngine({ host: '127.0.0.1', port: proxy.port }, { commandTimeoutMs: 2000 });
+      try {
+        const lock = await engine.acquire(key, { leaseMs: LEASE_MS, reentrant });
+        const lost: string[] = [];
+        engine.events.on('lost', (e) => lost.push(e.reason));
+        const dropped = proxy.dropNextReplyTo('evalsha');
+        const result = await outcome(lock.release());
+        await dropped;
+        expect(result.error).toBeUndefined();
+        expect(typeof result.value).toBe('boolean');
+        expect(await env.admin.exists(lockKeyOf(key))).toBe(0);
+        await expectCleanRedis(env.admin);
+        figures.record(`9-reply-lost-mid-release-${reentrant ? 'mutex' : 'token'}`, {
+          title: `Release ran, reply lost, connection cut (${label})`,
+          releaseResult: result.value,
+          lostEventsAfterRelease: lost,
+        });
+      } finally {
+        await engine.close();
+      }
+    });
+  });
+});

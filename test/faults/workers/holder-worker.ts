@@ -1,0 +1,97 @@
+/*
+ * A lock holder in its own OS process, driven by the fault tests over stdin/stdout (one JSON
+ * line each way): it takes locks, writes to the fencing oracle with its token, releases, and can
+ * block its own event loop. It reports every lost-lock signal the moment it fires, so the test
+ * can see when (and whether) the holder learnt of a loss. Env: REDIS_URL, STORE_URL,
+ * ENGINE_OPTIONS (JSON, merged into createLockEngine's options), WORKER_NAME.
+ */
+import { existsSync } from 'fs';
+import { createLockEngine, LockHandle, LockLostError } from '../../../lib/core';
+import { emit, onParentMessage, requiredEnv } from '../../support/worker-io';
+import { epochMs } from '../support/clock';
+import { FencedStore } from '../support/fenced-store';
+import type { HolderCommand, HolderMessage } from './protocol';
+
+const send = (message: HolderMessage): void => emit(message as unknown as Record<string, unknown>);
+
+process.on('unhandledRejection', (reason) => {
+  send({ type: 'unhandled', error: String((reason as Error)?.stack ?? reason) });
+  process.exitCode = 70;
+});
+
+const name = requiredEnv('WORKER_NAME');
+const engine = createLockEngine({
+  redis: requiredEnv('REDIS_URL'),
+  ...JSON.parse(process.env.ENGINE_OPTIONS ?? '{}'),
+});
+const store = new FencedStore(requiredEnv('STORE_URL'));
+const held = new Map<string, LockHandle>();
+
+/** Spins until `file` exists or `maxMs` passed: no timer, no I/O callback, no renewal runs meanwhile. */
+function busyWaitForFile(file: string, maxMs: number): number {
+  const started = performance.now();
+  while (!existsSync(file) && performance.now() - started < maxMs) {
+    // spinning on purpose
+  }
+  return performance.now() - started;
+}
+
+async function handle(message: HolderCommand): Promise<void> {
+  switch (message.cmd) {
+    case 'hold': {
+      try {
+        const lock = await engine.acquire(message.key, { waitMs: 30_000, leaseMs: message.leaseMs });
+        held.set(message.key, lock);
+        lock.signal.addEventListener('abort', () => {
+          const reason =
+            lock.signal.reason instanceof LockLostError
+              ? lock.signal.reason.reason
+              : String(lock.signal.reason);
+          send({ type: 'lost', key: message.key, reason, at: epochMs() });
+        });
+        send({ type: 'acquired', key: message.key, token: lock.fencingToken, at: epochMs() });
+      } catch (err) {
+        send({
+          type: 'acquire-failed',
+          key: message.key,
+          error: (err as Error).name,
+          message: (err as Error).message,
+        });
+      }
+      return;
+    }
+    case 'write': {
+      // Deliberately ignores the signal: this is the holder that already decided to write.
+      const token = held.get(message.key)!.fencingToken;
+      const accepted = await store.write(message.key, token, name);
+      send({ type: 'written', key: message.key, token, accepted, at: epochMs() });
+      return;
+    }
+    case 'release': {
+      const result = await held.get(message.key)!.release();
+      send({ type: 'released', key: message.key, result, at: epochMs() });
+      return;
+    }
+    case 'block': {
+      const blockedMs = busyWaitForFile(message.untilFile, message.maxMs);
+      send({ type: 'blocked', blockedMs, at: epochMs() });
+      if (message.thenWrite) await handle({ cmd: 'write', key: message.thenWrite });
+      return;
+    }
+    case 'ping':
+      send({ type: 'pong', at: epochMs() });
+      return;
+    case 'close': {
+      stopListening();
+      await engine.close();
+      await store.close();
+      send({ type: 'closed' });
+      return;
+    }
+  }
+}
+
+const stopListening = onParentMessage((message: HolderCommand) => {
+  handle(message).catch((err) => send({ type: 'unhandled', error: String(err?.stack ?? err) }));
+});
+send({ type: 'ready', pid: process.pid });
