@@ -210,6 +210,8 @@ export class LockEngine implements GrantHost {
             return this.timedOut(key, started, retryAfterMs, tryOnly, fail, busyReason);
           }
           attemptNow = ticket.takeAttemptNow();
+          // Promoted because the predecessor just won: wake-ups seen before that are stale.
+          if (!attemptNow) wake.discardPending();
           backoff = initialMs;
         }
         if (!attemptNow) {

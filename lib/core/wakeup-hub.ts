@@ -136,6 +136,11 @@ export class Wakeups {
     });
   }
 
+  /** Forgets wake-ups that arrived before now (they describe a lock state that has changed since). */
+  discardPending(): void {
+    this.pending = false;
+  }
+
   /** Marks a wake-up; ends a wait in progress. */
   wake(): void {
     this.pending = true;
