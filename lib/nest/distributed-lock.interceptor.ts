@@ -35,7 +35,9 @@ export class DistributedLockInterceptor implements NestInterceptor {
   private resolved?: HttpSettings;
 
   constructor(
-    @Optional() @Inject(DISTRIBUTED_LOCK_MODULE_OPTIONS) private readonly moduleOptions?: DistributedLockModuleOptions,
+    @Optional()
+    @Inject(DISTRIBUTED_LOCK_MODULE_OPTIONS)
+    private readonly moduleOptions?: DistributedLockModuleOptions,
   ) {}
 
   /** @internal */
@@ -46,7 +48,9 @@ export class DistributedLockInterceptor implements NestInterceptor {
       if (request[TRANSLATED]) return next.handle();
       request[TRANSLATED] = true;
     }
-    return next.handle().pipe(catchError((error: unknown) => throwError(() => this.translate(context, error))));
+    return next
+      .handle()
+      .pipe(catchError((error: unknown) => throwError(() => this.translate(context, error))));
   }
 
   /** Maps one error; anything that is not a lock error is returned unchanged. */
@@ -83,13 +87,20 @@ export class DistributedLockInterceptor implements NestInterceptor {
   /** Sets a response header: `header()` on Express and Fastify, `setHeader()` on a bare Node response. */
   protected setHeader(context: ExecutionContext, name: string, value: string): void {
     const response = context.switchToHttp().getResponse<Record<string, unknown> | undefined>();
-    if (typeof response?.header === 'function') (response.header as (n: string, v: string) => void)(name, value);
-    else if (typeof response?.setHeader === 'function') (response.setHeader as (n: string, v: string) => void)(name, value);
+    if (typeof response?.header === 'function')
+      (response.header as (n: string, v: string) => void)(name, value);
+    else if (typeof response?.setHeader === 'function')
+      (response.setHeader as (n: string, v: string) => void)(name, value);
   }
 
   /** The HTTP settings: this module's options when injectable here, else those of the active lock service. */
   protected settings(): HttpSettings {
     if (this.moduleOptions) return (this.resolved ??= resolveModuleOptions(this.moduleOptions));
-    return lockServiceRegistry.resolve(undefined)?.settings ?? { busyStatus: DEFAULT_BUSY_STATUS, retryAfter: true };
+    return (
+      lockServiceRegistry.resolve(undefined)?.settings ?? {
+        busyStatus: DEFAULT_BUSY_STATUS,
+        retryAfter: true,
+      }
+    );
   }
 }

@@ -1,7 +1,10 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { DistributedLockExplorer } from './distributed-lock.explorer';
-import { DistributedLockConfigurableModule, DISTRIBUTED_LOCK_MODULE_OPTIONS } from './distributed-lock.module-definition';
+import {
+  DistributedLockConfigurableModule,
+  DISTRIBUTED_LOCK_MODULE_OPTIONS,
+} from './distributed-lock.module-definition';
 import { DistributedLockService } from './distributed-lock.service';
 
 /**

@@ -3,7 +3,10 @@ export * from './interfaces';
 export * from './decorators';
 export { DistributedLockModule } from './distributed-lock.module';
 export { DISTRIBUTED_LOCK_MODULE_OPTIONS } from './distributed-lock.module-definition';
-export type { DistributedLockModuleRootOptions, DistributedLockModuleAsyncOptions } from './distributed-lock.module-definition';
+export type {
+  DistributedLockModuleRootOptions,
+  DistributedLockModuleAsyncOptions,
+} from './distributed-lock.module-definition';
 export { DistributedLockService } from './distributed-lock.service';
 export { DistributedLockInterceptor } from './distributed-lock.interceptor';
 export { LockedException } from './locked.exception';

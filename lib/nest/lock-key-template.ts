@@ -1,6 +1,10 @@
 import { describe } from '../core/validation';
 import type { LockKeyFunction } from './interfaces';
-import { badKeyFunctionResultMessage, badKeyPartMessage, missingKeyPartMessage } from './distributed-lock.messages';
+import {
+  badKeyFunctionResultMessage,
+  badKeyPartMessage,
+  missingKeyPartMessage,
+} from './distributed-lock.messages';
 
 /** Turns the decorated call's `this` and arguments into the lock key; throws TypeError for bad arguments. */
 export type LockKeyBuilder = (thisArg: unknown, args: readonly unknown[]) => string;
@@ -20,7 +24,9 @@ export function compileLockKey(key: unknown, where: string): LockKeyBuilder {
     return (thisArg, args) => {
       const result: unknown = fn.apply(thisArg, args as unknown[]);
       if (typeof result !== 'string' || result.length === 0) {
-        throw new TypeError(badKeyFunctionResultMessage(where, result === '' ? 'an empty string' : describe(result)));
+        throw new TypeError(
+          badKeyFunctionResultMessage(where, result === '' ? 'an empty string' : describe(result)),
+        );
       }
       return result;
     };
@@ -53,12 +59,18 @@ function compileTemplate(template: string, where: string): LockKeyBuilder {
       );
     }
     literals.push(template.slice(last, match.index));
-    references.push({ placeholder, index: Number(parsed[1]), path: parsed[2] ? parsed[2].slice(1).split('.') : [] });
+    references.push({
+      placeholder,
+      index: Number(parsed[1]),
+      path: parsed[2] ? parsed[2].slice(1).split('.') : [],
+    });
     last = match.index! + match[0].length;
   }
   literals.push(template.slice(last));
   if (literals.some((text) => /[{}]/.test(text))) {
-    throw new TypeError(`@DistributedLock() on ${where}: key template "${template}" has an unmatched "{" or "}"`);
+    throw new TypeError(
+      `@DistributedLock() on ${where}: key template "${template}" has an unmatched "{" or "}"`,
+    );
   }
   if (references.length === 0) return () => template;
   return (_thisArg, args) => {
@@ -73,12 +85,16 @@ function compileTemplate(template: string, where: string): LockKeyBuilder {
 function keyPart(template: string, ref: Reference, args: readonly unknown[]): string {
   let value: unknown = args[ref.index];
   if (ref.index >= args.length || value === undefined) {
-    throw new TypeError(missingKeyPartMessage(template, ref.placeholder, `needs argument ${ref.index}, which is missing`));
+    throw new TypeError(
+      missingKeyPartMessage(template, ref.placeholder, `needs argument ${ref.index}, which is missing`),
+    );
   }
   let walked = String(ref.index);
   for (const name of ref.path) {
     if (value === null || value === undefined) {
-      throw new TypeError(missingKeyPartMessage(template, ref.placeholder, `cannot read "${name}": ${walked} is ${value}`));
+      throw new TypeError(
+        missingKeyPartMessage(template, ref.placeholder, `cannot read "${name}": ${walked} is ${value}`),
+      );
     }
     value = (value as Record<string, unknown>)[name];
     walked += `.${name}`;
@@ -87,10 +103,13 @@ function keyPart(template: string, ref: Reference, args: readonly unknown[]): st
     throw new TypeError(missingKeyPartMessage(template, ref.placeholder, `is ${value}`));
   }
   if (typeof value === 'number') {
-    if (!Number.isFinite(value)) throw new TypeError(badKeyPartMessage(template, ref.placeholder, String(value)));
+    if (!Number.isFinite(value))
+      throw new TypeError(badKeyPartMessage(template, ref.placeholder, String(value)));
     return String(value);
   }
-  if (typeof value !== 'string') throw new TypeError(badKeyPartMessage(template, ref.placeholder, describe(value)));
-  if (value.length === 0) throw new TypeError(missingKeyPartMessage(template, ref.placeholder, 'is an empty string'));
+  if (typeof value !== 'string')
+    throw new TypeError(badKeyPartMessage(template, ref.placeholder, describe(value)));
+  if (value.length === 0)
+    throw new TypeError(missingKeyPartMessage(template, ref.placeholder, 'is an empty string'));
   return value;
 }

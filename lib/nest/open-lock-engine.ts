@@ -1,7 +1,7 @@
-import { createLockEngine, CreateLockEngineOptions } from '../core/create-lock-engine';
+import { createLockEngine } from '../core/create-lock-engine';
 import type { LockEngine } from '../core/lock-engine';
 import { isRedisClient, RedisClient } from '../core/redis-client';
-import { resolveConnection } from '../core/redis-connection';
+import { closeConnection, resolveConnection } from '../core/redis-connection';
 import type { ResolvedModuleOptions } from './module-options';
 
 /** A lock engine plus the connections the Nest layer can ping for health(). */
@@ -22,12 +22,12 @@ export interface OpenedLockEngine {
  */
 export function openLockEngine(settings: ResolvedModuleOptions): OpenedLockEngine {
   const { redis, redlock } = settings.connection;
-  if (redlock !== undefined || redis === undefined) {
-    const options = { ...settings.engine, ...settings.connection } as CreateLockEngineOptions;
-    const engine = createLockEngine(options);
-    return { engine, pingable: (redlock ?? []).filter(isRedisClient), owned: [] };
+  if (redlock !== undefined) {
+    const engine = createLockEngine({ ...settings.engine, redlock });
+    const nodes: readonly unknown[] = 'nodes' in redlock ? redlock.nodes : redlock;
+    return { engine, pingable: nodes.filter(isRedisClient), owned: [] };
   }
-  const connection = resolveConnection(redis);
+  const connection = resolveConnection(redis!); // resolveModuleOptions made sure one of the two is set
   try {
     const engine = createLockEngine({ ...settings.engine, redis: connection.client });
     return { engine, pingable: [connection.client], owned: connection.owned ? [connection.client] : [] };
@@ -42,19 +42,7 @@ export async function closeOpened(opened: OpenedLockEngine, timeoutMs: number): 
   try {
     await opened.engine.close();
   } finally {
-    await Promise.all(opened.owned.map((client) => quitWithin(client, timeoutMs)));
-  }
-}
-
-/** QUIT, bounded: a frozen server must not hang app.close(); disconnect() regardless. */
-async function quitWithin(client: RedisClient, timeoutMs: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
-  try {
-    await Promise.race([client.quit().catch(() => undefined), deadline]);
-  } finally {
-    clearTimeout(timer);
-    client.disconnect();
+    await Promise.all(opened.owned.map((client) => closeConnection(client, timeoutMs)));
   }
 }
 

@@ -58,13 +58,21 @@ interface LockSpec {
 
 function compileSpec(options: DistributedLockOptions, where: string): LockSpec {
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
-    throw new TypeError(`@DistributedLock() on ${where} needs an options object with a "key", got ${describe(options)}`);
+    throw new TypeError(
+      `@DistributedLock() on ${where} needs an options object with a "key", got ${describe(options)}`,
+    );
   }
   const what = `@DistributedLock() options on ${where}`;
-  assertKnownNames(options as unknown as Record<string, unknown>, ['key', 'onBusy', ...LOCK_OPTION_NAMES], what);
+  assertKnownNames(
+    options as unknown as Record<string, unknown>,
+    ['key', 'onBusy', ...LOCK_OPTION_NAMES],
+    what,
+  );
   const { key, onBusy, ...lockOptions } = options;
   if (onBusy !== undefined && onBusy !== 'throw' && onBusy !== 'skip') {
-    throw new TypeError(`@DistributedLock() on ${where}: onBusy must be 'throw' or 'skip', got ${describe(onBusy)}`);
+    throw new TypeError(
+      `@DistributedLock() on ${where}: onBusy must be 'throw' or 'skip', got ${describe(onBusy)}`,
+    );
   }
   validateLockOptions(lockOptions, what);
   return { key: compileLockKey(key, where), skipWhenBusy: onBusy === 'skip', lockOptions };

@@ -1,6 +1,7 @@
 import type { LockNotAcquiredError } from '../../core/errors';
 import type { LockEngineOptions } from '../../core/lock-options';
 import type { RedisConnectionOption } from '../../core/redis-connection';
+import type { RedlockOption } from '../../core/redlock/redlock-options';
 
 /**
  * How the `Retry-After` header of a 423 answer is chosen.
@@ -14,8 +15,11 @@ export type RetryAfterOption = boolean | number | ((error: LockNotAcquiredError)
 export interface DistributedLockModuleOptions extends LockEngineOptions {
   /** A URL, ioredis options (standalone or Sentinel), or an existing ioredis Redis / Cluster (never closed by the module). */
   redis?: RedisConnectionOption;
-  /** Independent masters for a RedLock quorum, instead of `redis`. Clients passed in are never closed by the module. */
-  redlock?: RedisConnectionOption[];
+  /**
+   * Instead of `redis`: independent masters locked by RedLock quorum — an array of connections, or
+   * `{ nodes, nodeTimeoutMs, retryJitterMs }`. Clients passed in are never closed by the module.
+   */
+  redlock?: RedlockOption;
   /** HTTP status of a "busy" answer at the HTTP boundary. Default 423 (Locked). */
   busyStatus?: number;
   /** The `Retry-After` header of a "busy" answer. Default `true` (see RetryAfterOption). */
