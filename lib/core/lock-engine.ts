@@ -247,7 +247,8 @@ export class LockEngine implements GrantHost {
           }
           this.events.safeEmit('acquired', {
             key, kind: kindLabel, waitedMs: requestedAt - started, attempts, reentered: false,
-            fencingToken: result.fencingToken, replicaAcks: result.replicaAcks,
+            fencingToken: result.fencingToken,
+            ...(result.replicaAcks !== undefined && { replicaAcks: result.replicaAcks }),
           });
           return handle;
         }
