@@ -5,7 +5,7 @@ import { KeySpace } from './key-space';
 import { currentInScope, heldInScope, runInLockScope } from './lock-context';
 import { LockEvents } from './lock-events';
 import { GrantHandle, GrantHost, LockGrant, LockHandle } from './lock-handle';
-import type { AttemptResult, LockKind, ReleaseResult } from './lock-kind';
+import type { AttemptResult, HoldRef, LockKind, ReleaseResult } from './lock-kind';
 import { LockEngineOptions, LockOptions, ResolvedEngineOptions } from './lock-options';
 import { KindRegistry } from './kind-registry';
 import { assertLockKey, resolveEngineOptions, validateLockOptions } from './validation';
@@ -36,6 +36,8 @@ export class LockEngine implements GrantHost {
   private readonly watchdog: Watchdog;
   private readonly queues = new LocalWaitQueues();
   private readonly grants = new Set<LockGrant>();
+  /** Background retries of releases that failed on a Redis error (see retryRelease). */
+  private readonly releaseRetries = new Set<NodeJS.Timeout>();
   private readonly closing = new AbortController();
   private closed?: Promise<void>;
 
@@ -107,6 +109,8 @@ export class LockEngine implements GrantHost {
   private async shutdown(): Promise<void> {
     this.closing.abort(new LockError('The lock service is shutting down'));
     this.watchdog.stop();
+    for (const timer of this.releaseRetries) clearTimeout(timer);
+    this.releaseRetries.clear();
     const releases: Promise<unknown>[] = [];
     for (const grant of [...this.grants]) {
       for (const holdId of [...grant.openHolds]) {
@@ -311,6 +315,30 @@ export class LockEngine implements GrantHost {
       key: grant.key, kind: kindName(grant.kind, grant.options), heldMs: monotonicMs() - grant.grantedAt,
       result, error,
     });
+  }
+
+  /** @internal */
+  retryRelease(grant: LockGrant, hold: HoldRef, untilMonotonic: number): void {
+    let delayMs = 100;
+    const attempt = () => {
+      this.releaseRetries.delete(timer);
+      if (this.closed || monotonicMs() >= untilMonotonic) return; // the lease ends it now
+      grant.kind.release(hold).then(
+        (result) => {
+          if (result === 'released') this.backend.hub.notify(grant.names.channel);
+          this.events.safeEmit('released', {
+            key: grant.key, kind: kindName(grant.kind, grant.options), heldMs: monotonicMs() - grant.grantedAt, result,
+          });
+        },
+        () => {
+          delayMs = Math.min(delayMs * 2, 2_000);
+          timer = setTimeout(attempt, delayMs).unref();
+          this.releaseRetries.add(timer);
+        },
+      );
+    };
+    let timer = setTimeout(attempt, delayMs).unref();
+    this.releaseRetries.add(timer);
   }
 
   /** @internal */

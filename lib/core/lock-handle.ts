@@ -1,7 +1,7 @@
 import { LockLostError, LockLostReason } from './errors';
 import { monotonicMs } from './ids';
 import type { LockKeyNames } from './key-space';
-import type { LockKind, ReleaseResult } from './lock-kind';
+import type { HoldRef, LockKind, ReleaseResult } from './lock-kind';
 import type { LockOptions } from './lock-options';
 
 /** A held lock. One handle per acquire; a re-entry gets its own handle on the same grant. */
@@ -29,6 +29,8 @@ export interface GrantHost {
   readonly engineId: string;
   onGrantEnded(grant: LockGrant): void;
   onReleased(grant: LockGrant, result: ReleaseResult | 'failed', error?: unknown): void;
+  /** Retries a release that failed on a Redis error, in the background, until `untilMonotonic`. */
+  retryRelease(grant: LockGrant, hold: HoldRef, untilMonotonic: number): void;
   onLost(grant: LockGrant, error: LockLostError): void;
   extend(grant: LockGrant, leaseMs: number): Promise<void>;
 }
@@ -145,13 +147,17 @@ export class GrantHandle implements LockHandle {
     this.released = true;
     const g = this.grant;
     if (!g.openHolds.delete(this.holdId)) return false; // already released by close()
+    const hold = { key: g.key, names: g.names, owner: g.owner, holdId: this.holdId, options: g.options };
     let result: ReleaseResult;
     try {
-      result = await g.kind.release({ key: g.key, names: g.names, owner: g.owner, holdId: this.holdId, options: g.options });
+      result = await g.kind.release(hold);
     } catch (err) {
-      // Never throw from a finally: report it; the lease bounds how long the lock can linger.
+      // Never throw from a finally: report it, and keep trying in the background until the lease
+      // would have ended anyway (a failover can outlast one command timeout).
+      const leaseEnd = g.expiresAt;
       if (g.openHolds.size === 0) g.end();
       g.host.onReleased(g, 'failed', err);
+      g.host.retryRelease(g, hold, leaseEnd);
       return false;
     }
     if (result === 'not-held') g.lose('expired');
