@@ -1,0 +1,47 @@
+import type { BenchLock } from './bench-lock';
+
+/** Library ids, in the order they appear in tables (ours first, the baseline last). */
+export const LIBRARY_IDS = [
+  'nestjs-distributed-lock',
+  'redlock',
+  'sesamecare-redlock',
+  'redis-semaphore',
+  'redlock-universal',
+  'node-redisson',
+  'raw-baseline',
+] as const;
+
+/**
+ * Extra rows, only with `--prototype` / `--fair` (or `--only`): the engine fix prototyped under
+ * bench/prototype/, and this library's fair lock.
+ */
+export const EXTRA_IDS = ['nestjs-distributed-lock-prototype', 'nestjs-distributed-lock-fair'] as const;
+
+/** One of LIBRARY_IDS or EXTRA_IDS. */
+export type LibraryId = (typeof LIBRARY_IDS)[number] | (typeof EXTRA_IDS)[number];
+
+/** Our library's id, the one the targets are about. */
+export const OURS: LibraryId = 'nestjs-distributed-lock';
+/** The prototype of the proposed engine fix. */
+export const PROTOTYPE: LibraryId = 'nestjs-distributed-lock-prototype';
+/** This library with `fair: true`. */
+export const FAIR: LibraryId = 'nestjs-distributed-lock-fair';
+/** Every row that is this library in some form (not a peer). */
+export const OUR_ROWS: readonly LibraryId[] = [OURS, PROTOTYPE, FAIR];
+/** The hand-written SET NX PX baseline. */
+export const RAW: LibraryId = 'raw-baseline';
+
+/**
+ * Loads only the adapter asked for (each worker process drives one library, so peers' modules,
+ * timers and connections never share a process with another library's).
+ */
+export async function createAdapter(id: LibraryId, redisUrl: string): Promise<BenchLock> {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const mod = require(`./${id}`) as { create: (url: string) => BenchLock | Promise<BenchLock> };
+  return mod.create(redisUrl);
+}
+
+/** True for a known library id. */
+export function isLibraryId(value: string): value is LibraryId {
+  return [...LIBRARY_IDS, ...EXTRA_IDS].includes(value as LibraryId);
+}

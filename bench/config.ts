@@ -1,0 +1,36 @@
+/** How big each part of one run is. `full` ≈ 5–7 minutes on a 2-core machine, `quick` ≈ 1–2 minutes. */
+export interface BenchProfile {
+  name: 'full' | 'quick';
+  /** Wait budget of every acquisition, all libraries (our engine's default `waitMs`). */
+  waitMs: number;
+  uncontended: { trials: number; durationMs: number; maxOps: number; callers: number[] };
+  contention: {
+    processes: number;
+    callersPerProcess: number;
+    csMs: number[];
+    durationMs: number;
+    target: number;
+  };
+  scale: { heldSteps: number[]; watchdogLeaseMs: number; waiters: number; waiterKeys: number };
+  http: { connections: number; requests: number };
+}
+
+/** The default profile. */
+export const FULL: BenchProfile = {
+  name: 'full',
+  waitMs: 10_000,
+  uncontended: { trials: 3, durationMs: 1_500, maxOps: 15_000, callers: [1, 64] },
+  contention: { processes: 4, callersPerProcess: 8, csMs: [0, 2], durationMs: 8_000, target: 6_000 },
+  scale: { heldSteps: [1, 1_000, 10_000, 100_000], watchdogLeaseMs: 3_000, waiters: 10_000, waiterKeys: 100 },
+  http: { connections: 200, requests: 2_000 },
+};
+
+/** `--quick`: a smoke run of every part with small numbers. */
+export const QUICK: BenchProfile = {
+  name: 'quick',
+  waitMs: 3_000,
+  uncontended: { trials: 2, durationMs: 200, maxOps: 2_000, callers: [1, 64] },
+  contention: { processes: 4, callersPerProcess: 8, csMs: [0, 2], durationMs: 1_200, target: 300 },
+  scale: { heldSteps: [1, 1_000, 10_000], watchdogLeaseMs: 1_500, waiters: 1_000, waiterKeys: 100 },
+  http: { connections: 50, requests: 200 },
+};

@@ -1,0 +1,45 @@
+import 'reflect-metadata';
+import { INestApplication } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { createInterface } from 'node:readline';
+import { listenTuned } from '../../sample-app/http-tuning';
+import { startSampleApp } from '../../sample-app/main';
+import { benchSampleConfig, HTTP_APPS, type HttpAppId } from './seckill-bench-config';
+
+/*
+ * One seckill app in its own process (env BENCH_HTTP_APP, BENCH_REDIS_URL, BENCH_PORT): our
+ * library is the sample app itself; the peers are the same route and service with their
+ * decorator. Prints {"type":"listening"}; closes the app on an "exit" line or SIGTERM.
+ */
+
+async function start(id: HttpAppId, redisUrl: string, port: number): Promise<INestApplication> {
+  const config = benchSampleConfig(redisUrl, port);
+  if (id === 'nestjs-distributed-lock')
+    return startSampleApp(config, { host: '127.0.0.1', logger: ['error'] });
+  const module =
+    id === '@anchan828/nest-redlock'
+      ? (await import('./anchan828-seckill.module')).Anchan828SeckillModule.forRoot(config)
+      : (await import('./redlock-universal-seckill.module')).RedlockUniversalSeckillModule.forRoot(config);
+  const app = await NestFactory.create(module, { logger: ['error'], forceCloseConnections: true });
+  await listenTuned(app, port, '127.0.0.1');
+  return app;
+}
+
+async function main(): Promise<void> {
+  const id = process.env.BENCH_HTTP_APP as HttpAppId;
+  if (!HTTP_APPS.includes(id)) throw new Error(`unknown BENCH_HTTP_APP ${JSON.stringify(id)}`);
+  const app = await start(id, process.env.BENCH_REDIS_URL!, Number(process.env.BENCH_PORT));
+  process.stdout.write(`${JSON.stringify({ type: 'listening' })}\n`);
+  const stop = async () => {
+    await Promise.race([app.close(), new Promise((resolve) => setTimeout(resolve, 5000).unref())]);
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void stop());
+  for await (const line of createInterface({ input: process.stdin })) if (line.includes('exit')) break;
+  await stop();
+}
+
+main().catch((err) => {
+  process.stderr.write(`${err instanceof Error ? err.stack : String(err)}\n`);
+  process.exit(1);
+});

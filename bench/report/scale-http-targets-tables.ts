@@ -1,0 +1,122 @@
+import { table } from './markdown-table';
+import type { BenchResults } from './results';
+
+/** The scale, HTTP and PASS/MISS sections of a run, as Markdown lines. */
+export function renderScaleHttpAndTargets(r: BenchResults): string[] {
+  const out: string[] = [];
+  if (r.scale) {
+    out.push(`\n### Scale (nestjs-distributed-lock): distinct locks held by one process\n`);
+    out.push(
+      table(
+        [
+          'locks held',
+          'client heap MB',
+          'heap B/lock',
+          'active timers',
+          'Redis B/lock',
+          'renew period ms',
+          'renewal round trips/s',
+          'renewal Redis cmds/s',
+          'renewal Redis CPU ms/s',
+        ],
+        r.scale.held.map((h) => [
+          h.locks,
+          h.heapMb,
+          h.locks >= 1000 ? h.heapBytesPerLock : '–',
+          h.activeTimers,
+          h.locks >= 1000 ? h.redisBytesPerLock : '–',
+          h.renewEveryMs,
+          h.renewalClientCmdsPerSec,
+          h.renewalServerCmdsPerSec,
+          Math.round(h.renewalCpuUsPerSec / 100) / 10,
+        ]),
+      ),
+    );
+    const w = r.scale.waiters;
+    if (w) {
+      out.push(
+        `\n### Scale: ${w.waiters.toLocaleString('en-US')} waiters on ${w.keys} held keys (one process)\n`,
+      );
+      out.push(
+        table(
+          [
+            'channels on server',
+            'subscribers per channel',
+            'client heap MB',
+            'heap B/waiter',
+            'active timers',
+            'idle round trips/s',
+            'idle Redis cmds/s',
+            'drain ms',
+            'granted',
+            'failed',
+            'channels after',
+          ],
+          [
+            [
+              w.serverChannels,
+              `${w.subscribersPerChannel.min}–${w.subscribersPerChannel.max}`,
+              w.heapMb,
+              w.heapBytesPerWaiter,
+              w.activeTimers,
+              w.idleClientCmdsPerSec,
+              w.idleServerCmdsPerSec,
+              w.drainMs,
+              w.granted,
+              w.failed,
+              w.channelsAfter,
+            ],
+          ],
+        ),
+      );
+    }
+  }
+  if (r.http?.length) {
+    const h0 = r.http.find((h) => h.connections) ?? r.http[0]!;
+    out.push(
+      `\n### HTTP seckill: POST /seckill/item1, ${h0.connections} connections, ${h0.requests.toLocaleString('en-US')} requests (autocannon)\n`,
+    );
+    out.push(
+      table(
+        ['app', 'req/s', 'p50 ms', 'p99 ms', 'max ms', '2xx', 'non2xx', 'errors', 'sold', 'oversold'],
+        r.http.map((h) => [
+          h.app,
+          h.rps,
+          h.p50Ms,
+          h.p99Ms,
+          h.maxMs,
+          h.ok,
+          h.non2xx,
+          h.errors,
+          h.sold,
+          h.note ? `– (${h.note})` : h.oversold,
+        ]),
+      ),
+    );
+  }
+  if (r.targets.length) {
+    out.push(`\n### Targets (same run)\n`);
+    out.push(
+      table(
+        ['target', 'result', 'ratio', 'detail'],
+        r.targets.map((t) => [t.target, t.pass ? 'PASS' : 'MISS', t.ratio ?? '', t.detail ?? '']),
+      ),
+    );
+  }
+  if (r.targets.length)
+    out.push(
+      '\nBest peer: the best of the peers (not the raw baseline) with 0 failed acquisitions and 0 lost updates.',
+    );
+  if (r.prototypeTargets?.length) {
+    out.push(`\n### Targets for the prototype fix (bench/prototype/, not the library as shipped)\n`);
+    out.push(
+      table(
+        ['target', 'result', 'ratio', 'detail'],
+        r.prototypeTargets.map((t) => [t.target, t.pass ? 'PASS' : 'MISS', t.ratio ?? '', t.detail ?? '']),
+      ),
+    );
+  }
+  if (r.skipped.length)
+    out.push(`\nNot measured: ${r.skipped.map((s) => `${s.id} (${s.reason})`).join('; ')}`);
+  return out;
+}

@@ -1,0 +1,168 @@
+import { spawnWorker, type WorkerProcess } from '../../test/support/spawn-worker';
+import type { LibraryId } from '../adapters';
+import type { BenchProfile } from '../config';
+import { RedisTarget } from '../redis-target';
+import { round } from '../stats';
+import type { ContentionResult, UncontendedResult, WorkerMessage, WorkerTask } from '../worker/protocol';
+import { contentionFigures, type ContentionFigures, type UncontendedFigures } from './figures';
+
+export type { ContentionFigures, LibraryFigures, UncontendedFigures } from './figures';
+
+type LibWorker = WorkerProcess<WorkerMessage>;
+let nextId = 1;
+
+async function run<R>(worker: LibWorker, task: WorkerTask, timeoutMs: number): Promise<R> {
+  const id = nextId++;
+  worker.send({ type: 'run', id, task });
+  const reply = await worker.waitForMessage(
+    (m) => (m.type === 'done' || m.type === 'failed') && m.id === id,
+    timeoutMs,
+  );
+  if (reply.type === 'failed') throw new Error(`worker ${worker.pid}: ${reply.message}`);
+  return (reply as Extract<WorkerMessage, { type: 'done' }>).result as R;
+}
+
+function spawnLibWorkers(id: LibraryId, count: number, target: RedisTarget): LibWorker[] {
+  return Array.from({ length: count }, (_, i) =>
+    spawnWorker<WorkerMessage>('bench/worker/lib-worker.ts', {
+      env: { BENCH_LIB: id, BENCH_REDIS_URL: target.url, BENCH_WORKER_INDEX: String(i) },
+    }),
+  );
+}
+
+async function ready(workers: LibWorker[]): Promise<string> {
+  const msgs = await Promise.all(workers.map((w) => w.waitForMessage((m) => m.type === 'ready', 120_000)));
+  return (msgs[0] as Extract<WorkerMessage, { type: 'ready' }>).name;
+}
+
+async function stopAll(workers: LibWorker[]): Promise<void> {
+  for (const w of workers) w.send({ type: 'exit' });
+  await Promise.all(workers.map((w) => w.stop(8_000)));
+}
+
+/**
+ * The uncontended loops of every library, one worker process each, trials taken round-robin
+ * (library A, B, C…, then A, B, C… again) so that a noisy stretch of a shared machine hits every
+ * library alike; the median trial is kept. Libraries whose worker does not start are left out.
+ */
+export async function runUncontendedRounds(
+  ids: LibraryId[],
+  target: RedisTarget,
+  profile: BenchProfile,
+  log: (line: string) => void,
+): Promise<Map<LibraryId, { name: string; uncontended: UncontendedFigures[] }>> {
+  const { uncontended: u, waitMs } = profile;
+  await target.clean();
+  const workers = new Map<LibraryId, { worker: LibWorker; name: string }>();
+  const spawned = ids.map((id) => ({ id, worker: spawnLibWorkers(id, 1, target)[0]! }));
+  try {
+    for (const { id, worker } of spawned) {
+      try {
+        workers.set(id, { worker, name: await ready([worker]) });
+      } catch (err) {
+        log(
+          `  ${id}: worker did not start: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`,
+        );
+      }
+    }
+    const trials = new Map<string, UncontendedFigures[]>();
+    for (let t = 0; t < u.trials; t++) {
+      for (const callers of u.callers) {
+        for (const [id, { worker }] of workers) {
+          const task: WorkerTask = {
+            kind: 'uncontended',
+            callers,
+            durationMs: u.durationMs,
+            maxOps: u.maxOps,
+            keyPrefix: `bench:free:${id}`,
+            waitMs,
+          };
+          const before = await target.snapshot();
+          const r = await run<UncontendedResult>(worker, task, u.durationMs + waitMs + 30_000);
+          const delta = RedisTarget.delta(before, await target.snapshot());
+          const ops = Math.max(1, r.ops);
+          const key = `${id}|${callers}`;
+          trials.set(key, [
+            ...(trials.get(key) ?? []),
+            {
+              callers,
+              opsPerSec: round(r.ops / (r.elapsedMs / 1000)),
+              p50Ms: round(r.latency.p50),
+              p99Ms: round(r.latency.p99),
+              errors: r.errors,
+              clientCmdsPerOp: round(r.clientCommands / ops),
+              cmdsPerOp: round(delta.totalCommands / ops),
+              cpuUsPerOp: round(delta.cpuMicros / ops),
+              trialsOpsPerSec: [],
+            },
+          ]);
+        }
+      }
+    }
+    const out = new Map<LibraryId, { name: string; uncontended: UncontendedFigures[] }>();
+    for (const [id, { name }] of workers) {
+      const figures = u.callers.map((callers) => {
+        const list = trials.get(`${id}|${callers}`) ?? [];
+        const sorted = [...list].sort((a, b) => a.opsPerSec - b.opsPerSec);
+        return { ...sorted[Math.floor(sorted.length / 2)]!, trialsOpsPerSec: list.map((x) => x.opsPerSec) };
+      });
+      out.set(id, { name, uncontended: figures });
+      log(
+        `  ${name}: ${figures.map((f) => `x${f.callers}: ${f.opsPerSec} ops/s (trials ${f.trialsOpsPerSec.join(', ')})`).join('; ')}`,
+      );
+    }
+    return out;
+  } finally {
+    await stopAll(spawned.map((s) => s.worker));
+  }
+}
+
+/**
+ * The contention scenario for one library: `processes` worker processes, `callersPerProcess`
+ * callers each, all on one key, once per critical-section length.
+ */
+export async function runContentionSuite(
+  id: LibraryId,
+  target: RedisTarget,
+  profile: BenchProfile,
+  log: (line: string) => void,
+): Promise<{ name: string; contention: ContentionFigures[] }> {
+  const { contention: c, waitMs } = profile;
+  await target.clean();
+  const workers = spawnLibWorkers(id, c.processes, target);
+  try {
+    const name = await ready(workers);
+    const contention: ContentionFigures[] = [];
+    for (const csMs of c.csMs) {
+      await target.clean();
+      const counterKey = 'bench:counter';
+      await target.admin.set(counterKey, 0);
+      const before = await target.snapshot();
+      const task: WorkerTask = {
+        kind: 'contention',
+        callers: c.callersPerProcess,
+        csMs,
+        startAt: Date.now() + 500,
+        durationMs: c.durationMs,
+        target: c.target,
+        lockKey: 'bench:hot',
+        counterKey,
+        waitMs,
+      };
+      const results = await Promise.all(
+        workers.map((w) => run<ContentionResult>(w, task, c.durationMs + 2 * waitMs + 60_000)),
+      );
+      const after = await target.snapshot();
+      const counter = Number(await target.admin.get(counterKey));
+      const fig = contentionFigures(csMs, results, RedisTarget.delta(before, after), counter);
+      contention.push(fig);
+      log(
+        `  ${name}: contention cs=${csMs}ms: ${fig.acquisitions} acq, ${fig.acqPerSec}/s, wait p99 ${fig.wait.p99} ms, ` +
+          `${fig.cmdsPerAcq} cmds/acq, ${fig.cpuUsPerAcq} µs CPU/acq, lost ${fig.lostUpdates}, failed ${fig.failed}`,
+      );
+    }
+    return { name, contention };
+  } finally {
+    await stopAll(workers);
+  }
+}
