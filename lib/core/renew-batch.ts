@@ -1,18 +1,32 @@
 import calculateSlot from 'cluster-key-slot';
 import { isCluster } from './redis-client';
 import { RedisGateway } from './redis-gateway';
-import { loadScript } from './script-library';
+import { loadScript, LuaScript } from './script-library';
 import type { RenewRequest, RenewResult } from './lock-kind';
 
 const RENEW = loadScript('renew');
-/** Keys per renew call: large batches stay well under Redis' argument and reply limits. */
+/** Requests per script call: keeps batches well under Redis' argument and reply limits. */
 const CHUNK = 500;
 
 /**
- * Renews mutex and token-lock leases with as few commands as the topology allows: one script call
- * per 500 locks on a single Redis, one per hash slot (and 500 locks) on a Cluster.
+ * Renews mutex and token-lock leases (renew.lua, one key per lock) with as few commands as the
+ * topology allows.
  */
-export async function renewInBatches(gateway: RedisGateway, requests: readonly RenewRequest[]): Promise<RenewResult[]> {
+export function renewInBatches(gateway: RedisGateway, requests: readonly RenewRequest[]): Promise<RenewResult[]> {
+  return renewPerSlot(gateway, RENEW, requests, (r) => [r.names.lock]);
+}
+
+/**
+ * Renews leases with a multi-lock script: one call per 500 locks on a single Redis, one per hash
+ * slot (and 500 locks) on a Cluster. The script gets `keysOf(r)` for each request in order and ARGV
+ * owner, lease ms per request, and answers 1 renewed, 0 gone, -1 taken over per request.
+ */
+export async function renewPerSlot(
+  gateway: RedisGateway,
+  script: LuaScript,
+  requests: readonly RenewRequest[],
+  keysOf: (request: RenewRequest) => string[],
+): Promise<RenewResult[]> {
   const results: RenewResult[] = new Array(requests.length);
   const groups = new Map<number, number[]>();
   const cluster = isCluster(gateway.client);
@@ -26,10 +40,10 @@ export async function renewInBatches(gateway: RedisGateway, requests: readonly R
   for (const indexes of groups.values()) {
     for (let start = 0; start < indexes.length; start += CHUNK) {
       const chunk = indexes.slice(start, start + CHUNK);
-      const keys = chunk.map((i) => requests[i]!.names.lock);
+      const keys = chunk.flatMap((i) => keysOf(requests[i]!));
       const args = chunk.flatMap((i) => [requests[i]!.owner, requests[i]!.leaseMs]);
       calls.push(
-        gateway.run(RENEW, keys, args).then((reply) => {
+        gateway.run(script, keys, args).then((reply) => {
           (reply as number[]).forEach((code, j) => {
             results[chunk[j]!] = code === 1 ? 'renewed' : code === 0 ? 'gone' : 'taken-over';
           });

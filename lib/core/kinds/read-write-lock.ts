@@ -11,7 +11,7 @@ import type { LockOptions } from '../lock-options';
 import { RedisGateway } from '../redis-gateway';
 import { loadScript } from '../script-library';
 import { decodeFamilyReply, lateReplyAction } from './family-reply';
-import { renewPerSlot } from './slot-batches';
+import { renewPerSlot } from '../renew-batch';
 
 const ACQUIRE = loadScript('rw-acquire');
 const RELEASE = loadScript('rw-release');

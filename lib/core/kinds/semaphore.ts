@@ -10,7 +10,7 @@ import type {
 import { RedisGateway } from '../redis-gateway';
 import { loadScript } from '../script-library';
 import { decodeFamilyReply, lateReplyAction } from './family-reply';
-import { renewPerSlot } from './slot-batches';
+import { renewPerSlot } from '../renew-batch';
 
 const ACQUIRE = loadScript('sem-acquire');
 const RELEASE = loadScript('sem-release');
