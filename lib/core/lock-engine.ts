@@ -191,7 +191,11 @@ export class LockEngine implements GrantHost {
     const started = monotonicMs();
     const deadline = started + waitMs;
     const remaining = () => deadline - monotonicMs();
-    const { signal, unlink } = linkSignals(opts.signal, this.closing.signal);
+    // The linked signal (an AbortController and two listeners) is built only when the call has to
+    // wait; a first attempt that wins never pays for it. Until then, `aborted` reads both sources.
+    let link: { signal: AbortSignal; unlink: () => void } | undefined;
+    const waitSignal = () => (link ??= linkSignals(opts.signal, this.closing.signal)).signal;
+    const isAborted = () => opts.signal?.aborted === true || this.closing.signal.aborted;
     const ticket = this.queues.enter(names.lock, kind.isExclusive?.(opts) ?? kind.exclusive);
     const { initialMs, maxMs } = this.options.backoff;
     let wake: Wakeups | undefined;
@@ -206,11 +210,11 @@ export class LockEngine implements GrantHost {
       this.events.safeEmit('notAcquired', { key, kind: kindLabel, waitedMs: monotonicMs() - started, attempts, reason });
     try {
       for (;;) {
-        if (signal.aborted) break;
+        if (isAborted()) break;
         if (!ticket.isHead) {
           wake ??= await this.backend.hub.join(names.channel);
-          if (!(await ticket.turn(Math.max(0, remaining()), signal))) {
-            if (signal.aborted) break;
+          if (!(await ticket.turn(Math.max(0, remaining()), waitSignal()))) {
+            if (isAborted()) break;
             return this.timedOut(key, started, retryAfterMs, tryOnly, fail, busyReason);
           }
           attemptNow = ticket.takeAttemptNow();
@@ -222,9 +226,9 @@ export class LockEngine implements GrantHost {
           if (remaining() <= 0) return this.timedOut(key, started, retryAfterMs, tryOnly, fail, busyReason);
           wake ??= await this.backend.hub.join(names.channel);
           const holderLeft = retryAfterMs >= 0 ? retryAfterMs + 1 : Infinity;
-          await wake.wait(Math.max(1, Math.min(backoff, holderLeft, remaining())), signal);
+          await wake.wait(Math.max(1, Math.min(backoff, holderLeft, remaining())), waitSignal());
           backoff = Math.min(backoff * 2, maxMs);
-          if (signal.aborted) break;
+          if (isAborted()) break;
         }
         attemptNow = false;
         attempts++;
@@ -275,7 +279,7 @@ export class LockEngine implements GrantHost {
       fail('aborted');
       throw opts.signal!.reason;
     } finally {
-      unlink();
+      link?.unlink();
       ticket.leave(acquired);
       wake?.leave();
       // Kinds that queue waiters in Redis drop this one's entry now instead of at its deadline.

@@ -40,7 +40,8 @@ export interface GrantHost {
  * its holds (the first acquire and every re-entry).
  */
 export class LockGrant {
-  readonly controller = new AbortController();
+  /** Created on first use (handle.signal or a loss): most grants never need one. */
+  private controller?: AbortController;
   readonly openHolds = new Set<string>();
   readonly scopeKey: string;
   /** Monotonic time at which the lease runs out unless renewed. */
@@ -71,6 +72,12 @@ export class LockGrant {
     if (!watchdog) this.armExpiry();
   }
 
+  /** The signal shared by the handles of this grant; aborted with LockLostError on a loss. */
+  get signal(): AbortSignal {
+    this.controller ??= new AbortController();
+    return this.controller.signal;
+  }
+
   get active(): boolean {
     return !this.ended && !this.lost;
   }
@@ -86,6 +93,8 @@ export class LockGrant {
     if (this.lost || this.ended) return;
     this.lost = new LockLostError(this.key, reason, cause);
     this.stop();
+    // Built now if nobody asked for the signal yet, so a later handle.signal is already aborted.
+    this.controller ??= new AbortController();
     this.controller.abort(this.lost);
     this.host.onLost(this, this.lost);
   }
@@ -129,7 +138,7 @@ export class GrantHandle implements LockHandle {
     return this.grant.fencingToken;
   }
   get signal(): AbortSignal {
-    return this.grant.controller.signal;
+    return this.grant.signal;
   }
   get replicaAcks(): number | undefined {
     return this.grant.replicaAcks;
