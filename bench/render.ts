@@ -8,7 +8,6 @@ import { contentionChart } from './report/svg-chart';
 import { renderTables } from './report/tables';
 import { evaluateTargets } from './report/targets';
 import type { BenchResults } from './report/results';
-import { PROTOTYPE } from './adapters';
 
 const args = process.argv.slice(2);
 const input =
@@ -18,8 +17,6 @@ const svgAt = args.indexOf('--svg');
 const results = JSON.parse(readFileSync(input, 'utf8')) as BenchResults;
 // Targets are re-evaluated from the measurements, with the current rules.
 results.targets = evaluateTargets(results);
-if (results.libraries.some((l) => l.id === PROTOTYPE))
-  results.prototypeTargets = evaluateTargets(results, PROTOTYPE);
 console.log(renderTables(results));
 if (svgAt >= 0) {
   const output = args[svgAt + 1] ?? 'docs/bench-contention.svg';

@@ -2,7 +2,6 @@
  * `npm run bench` — every library side by side on ONE Redis in ONE run (see docs/BENCHMARKS.md).
  *   --quick              ~1-minute smoke run (writes bench/results/quick.json unless --out is given)
  *   --only=a,b           only these libraries (ids in bench/adapters/index.ts)
- *   --prototype          also run the engine fix prototyped in bench/prototype/ (targets shown apart)
  *   --fair               also run this library with `fair: true`
  *   --parts=locks,scale,http   which parts to run (default all)
  *   --out=FILE           JSON results (default bench/results/latest.json)
@@ -12,7 +11,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { dirname, resolve } from 'node:path';
-import { FAIR, isLibraryId, LIBRARY_IDS, PROTOTYPE, type LibraryId } from './adapters';
+import { FAIR, isLibraryId, LIBRARY_IDS, type LibraryId } from './adapters';
 import { FULL, QUICK } from './config';
 import { RedisTarget } from './redis-target';
 import { contentionChart } from './report/svg-chart';
@@ -49,7 +48,6 @@ async function main(): Promise<void> {
       throw new Error(`--only: unknown library "${id}" (known: ${LIBRARY_IDS.join(', ')})`);
   const ids: LibraryId[] = only ? (only as LibraryId[]) : [...LIBRARY_IDS];
   if (flag('fair') !== undefined && !ids.includes(FAIR)) ids.splice(1, 0, FAIR);
-  if (flag('prototype') !== undefined && !ids.includes(PROTOTYPE)) ids.splice(1, 0, PROTOTYPE);
   const parts = new Set((flag('parts') ?? 'locks,scale,http').split(','));
   const out = resolve(flag('out') || `bench/results/${profile.name === 'quick' ? 'quick' : 'latest'}.json`);
   const chart = resolve(flag('chart') || out.replace(/\.json$/, '.svg'));
@@ -135,8 +133,6 @@ async function main(): Promise<void> {
     await target.close();
   }
   results.targets = evaluateTargets(results);
-  if (results.libraries.some((l) => l.id === PROTOTYPE))
-    results.prototypeTargets = evaluateTargets(results, PROTOTYPE);
   results.meta.machine.loadAvgAtEnd = loadavg().map((v) => Math.round(v * 100) / 100);
   results.meta.durationSec = Math.round((Date.now() - started) / 1000);
 

@@ -24,9 +24,12 @@ function ensureRedis() {
     process.exit(1);
   }
   console.log('[ensure-env] installing redis-server and redis-sentinel with apt-get …');
-  execSync('apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server redis-sentinel', {
-    stdio: 'inherit',
-  });
+  execSync(
+    'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server redis-sentinel',
+    {
+      stdio: 'inherit',
+    },
+  );
   // Debian starts a system redis on 6379 after install; tests use free ports, but do not leave it running.
   spawnSync('sh', ['-c', 'service redis-server stop >/dev/null 2>&1 || true']);
 }

@@ -12,22 +12,19 @@ export const LIBRARY_IDS = [
 ] as const;
 
 /**
- * Extra rows, only with `--prototype` / `--fair` (or `--only`): the engine fix prototyped under
- * bench/prototype/, and this library's fair lock.
+ * Extra rows, only with `--fair` (or `--only`): this library's fair lock.
  */
-export const EXTRA_IDS = ['nestjs-distributed-lock-prototype', 'nestjs-distributed-lock-fair'] as const;
+export const EXTRA_IDS = ['nestjs-distributed-lock-fair'] as const;
 
 /** One of LIBRARY_IDS or EXTRA_IDS. */
 export type LibraryId = (typeof LIBRARY_IDS)[number] | (typeof EXTRA_IDS)[number];
 
 /** Our library's id, the one the targets are about. */
 export const OURS: LibraryId = 'nestjs-distributed-lock';
-/** The prototype of the proposed engine fix. */
-export const PROTOTYPE: LibraryId = 'nestjs-distributed-lock-prototype';
 /** This library with `fair: true`. */
 export const FAIR: LibraryId = 'nestjs-distributed-lock-fair';
 /** Every row that is this library in some form (not a peer). */
-export const OUR_ROWS: readonly LibraryId[] = [OURS, PROTOTYPE, FAIR];
+export const OUR_ROWS: readonly LibraryId[] = [OURS, FAIR];
 /** The hand-written SET NX PX baseline. */
 export const RAW: LibraryId = 'raw-baseline';
 

@@ -9,7 +9,7 @@ export function create(redisUrl: string): BenchLock {
   return engineAdapter('nestjs-distributed-lock', createLockEngine({ redis: redisUrl }));
 }
 
-/** The adapter around any engine with this library's API (also used for the prototype under bench/). */
+/** The adapter around any engine with this library's API. */
 export function engineAdapter(
   name: string,
   engine: Pick<ReturnType<typeof createLockEngine>, 'acquire' | 'events' | 'close'>,

@@ -75,8 +75,6 @@ export interface BenchResults {
   scale?: { held: HeldStep[]; waiters?: WaitersStep };
   http?: HttpFigures[];
   targets: TargetResult[];
-  /** The same targets for the prototype under bench/prototype/, when it was run (--prototype). */
-  prototypeTargets?: TargetResult[];
   /** Libraries asked for but not measured (with why). */
   skipped: { id: LibraryId | string; reason: string }[];
 }

@@ -107,15 +107,6 @@ export function renderScaleHttpAndTargets(r: BenchResults): string[] {
     out.push(
       '\nBest peer: the best of the peers (not the raw baseline) with 0 failed acquisitions and 0 lost updates.',
     );
-  if (r.prototypeTargets?.length) {
-    out.push(`\n### Targets for the prototype fix (bench/prototype/, not the library as shipped)\n`);
-    out.push(
-      table(
-        ['target', 'result', 'ratio', 'detail'],
-        r.prototypeTargets.map((t) => [t.target, t.pass ? 'PASS' : 'MISS', t.ratio ?? '', t.detail ?? '']),
-      ),
-    );
-  }
   if (r.skipped.length)
     out.push(`\nNot measured: ${r.skipped.map((s) => `${s.id} (${s.reason})`).join('; ')}`);
   return out;

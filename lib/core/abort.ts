@@ -2,7 +2,10 @@
  * One signal that aborts when either input does, with the listeners removed by `unlink()`
  * (AbortSignal.any keeps them alive on long-lived signals, which churn tests show as a leak).
  */
-export function linkSignals(a: AbortSignal | undefined, b: AbortSignal): { signal: AbortSignal; unlink: () => void } {
+export function linkSignals(
+  a: AbortSignal | undefined,
+  b: AbortSignal,
+): { signal: AbortSignal; unlink: () => void } {
   const controller = new AbortController();
   const sources = a ? [a, b] : [b];
   const onAbort = (event: Event) => controller.abort((event.target as AbortSignal).reason);

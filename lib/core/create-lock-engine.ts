@@ -15,13 +15,22 @@ export interface CreateLockEngineOptions extends LockEngineOptions {
 }
 
 const ENGINE_OPTION_NAMES = [
-  'redis', 'redlock', 'keyPrefix', 'defaults', 'watchdogLeaseMs', 'renewEveryMs', 'backoff', 'fenceTtlMs',
-  'commandTimeoutMs', 'replicas',
+  'redis',
+  'redlock',
+  'keyPrefix',
+  'defaults',
+  'watchdogLeaseMs',
+  'renewEveryMs',
+  'backoff',
+  'fenceTtlMs',
+  'commandTimeoutMs',
+  'replicas',
 ];
 
 /** Builds a lock engine for plain Node use (the Nest module calls this too). Validates before connecting. */
 export function createLockEngine(options: CreateLockEngineOptions): LockEngine {
-  if (typeof options !== 'object' || options === null) throw new TypeError('createLockEngine needs an options object');
+  if (typeof options !== 'object' || options === null)
+    throw new TypeError('createLockEngine needs an options object');
   assertKnownNames(options as unknown as Record<string, unknown>, ENGINE_OPTION_NAMES, 'lock engine options');
   const { redis, redlock, ...engineOptions } = options;
   if (redis !== undefined && redlock !== undefined) {
@@ -29,12 +38,17 @@ export function createLockEngine(options: CreateLockEngineOptions): LockEngine {
   }
   const resolved = resolveEngineOptions(engineOptions);
   if (redlock !== undefined) {
-    if (resolved.replicas) throw new TypeError('"replicas" (WAIT) does not apply to "redlock": each RedLock node is its own master');
+    if (resolved.replicas)
+      throw new TypeError(
+        '"replicas" (WAIT) does not apply to "redlock": each RedLock node is its own master',
+      );
     const backend = new RedlockBackend(resolveRedlockOptions(redlock, resolved.commandTimeoutMs), resolved);
     return new LockEngine(backend, engineOptions);
   }
   if (redis === undefined) {
-    throw new TypeError('The "redis" option is required (a URL, ioredis options or a client), or "redlock" for RedLock');
+    throw new TypeError(
+      'The "redis" option is required (a URL, ioredis options or a client), or "redlock" for RedLock',
+    );
   }
   const backend = new RedisBackend(resolveConnection(redis), resolved);
   return new LockEngine(backend, engineOptions);

@@ -28,7 +28,9 @@ export function heldInScope(scopeKey: string): LockHandle | undefined {
 }
 
 /** The innermost lock of this async context, or the one for a scope key. */
-export function currentInScope(filter?: (scopeKey: string, handle: LockHandle) => boolean): LockHandle | undefined {
+export function currentInScope(
+  filter?: (scopeKey: string, handle: LockHandle) => boolean,
+): LockHandle | undefined {
   const frame = storage.getStore();
   if (!frame) return undefined;
   if (!filter) return frame.innermost;

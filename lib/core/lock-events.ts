@@ -8,14 +8,38 @@ export interface LockEventMap {
    * `replicaAcks` replicas that acknowledged a fresh grant (only with the `replicas` option).
    */
   acquired: [
-    { key: string; kind: string; waitedMs: number; attempts: number; reentered: boolean; fencingToken: number; replicaAcks?: number },
+    {
+      key: string;
+      kind: string;
+      waitedMs: number;
+      attempts: number;
+      reentered: boolean;
+      fencingToken: number;
+      replicaAcks?: number;
+    },
   ];
   /** An acquisition ended without the lock: `timeout` (busy), `aborted`, `closed` or `error` (Redis). */
-  notAcquired: [{ key: string; kind: string; waitedMs: number; attempts: number; reason: 'timeout' | 'aborted' | 'closed' | 'error' }];
+  notAcquired: [
+    {
+      key: string;
+      kind: string;
+      waitedMs: number;
+      attempts: number;
+      reason: 'timeout' | 'aborted' | 'closed' | 'error';
+    },
+  ];
   /** An attempt found the lock busy (contention). */
   contended: [{ key: string; kind: string; retryAfterMs: number }];
   /** A hold was released; `heldMs` since the grant; `result` as Redis reported it. */
-  released: [{ key: string; kind: string; heldMs: number; result: 'released' | 'still-held' | 'not-held' | 'failed'; error?: unknown }];
+  released: [
+    {
+      key: string;
+      kind: string;
+      heldMs: number;
+      result: 'released' | 'still-held' | 'not-held' | 'failed';
+      error?: unknown;
+    },
+  ];
   /** A watchdog round: leases renewed, lost and failed. */
   renewed: [{ renewed: number; lost: number; failed: number }];
   /** A held lock is known lost; its handle's signal was aborted with the same reason. */

@@ -26,7 +26,8 @@ export class RedisBackend implements LockBackend {
   ) {
     this.gateway = new RedisGateway(connection.client, options.commandTimeoutMs);
     const client = connection.client;
-    if (isCluster(client)) chooseClusterPublish(client, this.gateway, Math.ceil(options.commandTimeoutMs / 2));
+    if (isCluster(client))
+      chooseClusterPublish(client, this.gateway, Math.ceil(options.commandTimeoutMs / 2));
     this.hub = new WakeupHub(
       () => duplicateForSubscriber(connection.client),
       () => this.gateway.publishCommand === 'SPUBLISH',
@@ -34,13 +35,17 @@ export class RedisBackend implements LockBackend {
     );
     const fence = options.fenceTtlMs;
     this.kinds = new KindRegistry(
-      withReplicaAcks({
-        mutex: new ReentrantMutex(this.gateway, fence),
-        token: new TokenLock(this.gateway, fence),
-        readWrite: new ReadWriteLock(this.gateway, fence, waiterTtlMs(options.backoff.maxMs)),
-        fair: new FairLock(this.gateway, fence, waiterTtlMs(options.backoff.maxMs)),
-        semaphore: new Semaphore(this.gateway, fence),
-      }, this.gateway, options.replicas),
+      withReplicaAcks(
+        {
+          mutex: new ReentrantMutex(this.gateway, fence),
+          token: new TokenLock(this.gateway, fence),
+          readWrite: new ReadWriteLock(this.gateway, fence, waiterTtlMs(options.backoff.maxMs)),
+          fair: new FairLock(this.gateway, fence, waiterTtlMs(options.backoff.maxMs)),
+          semaphore: new Semaphore(this.gateway, fence),
+        },
+        this.gateway,
+        options.replicas,
+      ),
       isCluster(connection.client) ? 'a Redis Cluster' : 'this Redis connection',
     );
   }

@@ -21,7 +21,10 @@ export function resolveConnection(option: RedisConnectionOption, name = 'redis')
   return resolved;
 }
 
-function openConnection(option: Exclude<RedisConnectionOption, RedisClient>, name: string): ResolvedConnection {
+function openConnection(
+  option: Exclude<RedisConnectionOption, RedisClient>,
+  name: string,
+): ResolvedConnection {
   if (typeof option === 'string') {
     if (!/^rediss?:\/\//.test(option)) {
       throw new TypeError(`${name} must be a redis:// or rediss:// URL, got ${describe(option)}`);
@@ -32,7 +35,9 @@ function openConnection(option: Exclude<RedisConnectionOption, RedisClient>, nam
     const defaults = option.sentinels ? { ...CLIENT_DEFAULTS, ...SENTINEL_DEFAULTS } : CLIENT_DEFAULTS;
     return { client: new Redis({ ...defaults, ...option }), owned: true };
   }
-  throw new TypeError(`${name} must be a URL, ioredis options, or an ioredis Redis/Cluster instance, got ${describe(option)}`);
+  throw new TypeError(
+    `${name} must be a URL, ioredis options, or an ioredis Redis/Cluster instance, got ${describe(option)}`,
+  );
 }
 
 /** For connections we open: fail queued commands after a few reconnect attempts instead of 20. */

@@ -47,7 +47,10 @@ export class RedisGateway {
   ): Promise<unknown> {
     let timedOut = false;
     const call = this.ridesOutFailover
-      ? retryDuringFailover(() => this.evalWithReload(script, keys, args), () => timedOut)
+      ? retryDuringFailover(
+          () => this.evalWithReload(script, keys, args),
+          () => timedOut,
+        )
       : this.evalWithReload(script, keys, args);
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
@@ -77,7 +80,11 @@ export class RedisGateway {
     }
   }
 
-  private async evalWithReload(script: LuaScript, keys: string[], args: (string | number)[]): Promise<unknown> {
+  private async evalWithReload(
+    script: LuaScript,
+    keys: string[],
+    args: (string | number)[],
+  ): Promise<unknown> {
     if (this.preflight) await this.runPreflight();
     try {
       return await this.client.evalsha(script.sha, keys.length, ...keys, ...args);

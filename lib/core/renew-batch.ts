@@ -12,7 +12,10 @@ const CHUNK = 500;
  * Renews mutex and token-lock leases (renew.lua, one key per lock) with as few commands as the
  * topology allows.
  */
-export function renewInBatches(gateway: RedisGateway, requests: readonly RenewRequest[]): Promise<RenewResult[]> {
+export function renewInBatches(
+  gateway: RedisGateway,
+  requests: readonly RenewRequest[],
+): Promise<RenewResult[]> {
   return renewPerSlot(gateway, RENEW, requests, (r) => [r.names.lock]);
 }
 

@@ -29,9 +29,11 @@ export function assertDuration(value: unknown, name: string, min = 0): asserts v
     throw new TypeError(`${name} must be a number of milliseconds, got ${describe(value)}`);
   }
   if (!Number.isFinite(value)) throw new RangeError(`${name} must be finite, got ${value}`);
-  if (!Number.isInteger(value)) throw new RangeError(`${name} must be a whole number of milliseconds, got ${value}`);
+  if (!Number.isInteger(value))
+    throw new RangeError(`${name} must be a whole number of milliseconds, got ${value}`);
   if (value < min) throw new RangeError(`${name} must be at least ${min}, got ${value}`);
-  if (value > MAX_DURATION_MS) throw new RangeError(`${name} must be at most ${MAX_DURATION_MS}, got ${value}`);
+  if (value > MAX_DURATION_MS)
+    throw new RangeError(`${name} must be at most ${MAX_DURATION_MS}, got ${value}`);
 }
 
 /** Refuses unknown option names and malformed values; returns the options unchanged. */
@@ -57,30 +59,49 @@ export function validateLockOptions(options: unknown, where = 'lock options'): L
     throw new TypeError(`mode must be 'read' or 'write', got ${describe(opts.mode)}`);
   }
   if (opts.limit !== undefined) {
-    if (typeof opts.limit !== 'number') throw new TypeError(`limit must be a number, got ${describe(opts.limit)}`);
+    if (typeof opts.limit !== 'number')
+      throw new TypeError(`limit must be a number, got ${describe(opts.limit)}`);
     if (!Number.isInteger(opts.limit) || opts.limit < 1 || opts.limit > 1_000_000) {
       throw new RangeError(`limit must be a whole number from 1 to 1000000, got ${opts.limit}`);
     }
   }
-  const kinds = [opts.mode !== undefined, opts.fair === true, opts.limit !== undefined].filter(Boolean).length;
+  const kinds = [opts.mode !== undefined, opts.fair === true, opts.limit !== undefined].filter(
+    Boolean,
+  ).length;
   if (kinds > 1) {
-    throw new TypeError(`mode, fair and limit choose different lock kinds; use at most one of them (${where})`);
+    throw new TypeError(
+      `mode, fair and limit choose different lock kinds; use at most one of them (${where})`,
+    );
   }
   if (opts.reentrant === false && kinds > 0) {
-    throw new TypeError(`reentrant: false is the plain token lock; it cannot be combined with mode, fair or limit`);
+    throw new TypeError(
+      `reentrant: false is the plain token lock; it cannot be combined with mode, fair or limit`,
+    );
   }
   return opts as LockOptions;
 }
 
 /** Validates engine options and fills in every default. */
 export function resolveEngineOptions(options: LockEngineOptions = {}): ResolvedEngineOptions {
-  const names = ['keyPrefix', 'defaults', 'watchdogLeaseMs', 'renewEveryMs', 'backoff', 'fenceTtlMs', 'commandTimeoutMs', 'replicas'];
+  const names = [
+    'keyPrefix',
+    'defaults',
+    'watchdogLeaseMs',
+    'renewEveryMs',
+    'backoff',
+    'fenceTtlMs',
+    'commandTimeoutMs',
+    'replicas',
+  ];
   assertKnownNames(options as Record<string, unknown>, names, 'lock engine options');
   const d = DEFAULT_ENGINE_OPTIONS;
   const keyPrefix = options.keyPrefix ?? d.keyPrefix;
-  if (typeof keyPrefix !== 'string') throw new TypeError(`keyPrefix must be a string, got ${describe(keyPrefix)}`);
+  if (typeof keyPrefix !== 'string')
+    throw new TypeError(`keyPrefix must be a string, got ${describe(keyPrefix)}`);
   if (/[{}]/.test(keyPrefix)) {
-    throw new TypeError(`keyPrefix must not contain "{" or "}": the library places the Cluster hash tag itself`);
+    throw new TypeError(
+      `keyPrefix must not contain "{" or "}": the library places the Cluster hash tag itself`,
+    );
   }
   const defaults = options.defaults ?? {};
   assertKnownNames(defaults as Record<string, unknown>, ['waitMs', 'leaseMs'], 'defaults');
@@ -92,7 +113,9 @@ export function resolveEngineOptions(options: LockEngineOptions = {}): ResolvedE
   const renewEveryMs = options.renewEveryMs ?? Math.max(10, Math.floor(watchdogLeaseMs / 3));
   assertDuration(renewEveryMs, 'renewEveryMs', 10);
   if (renewEveryMs >= watchdogLeaseMs) {
-    throw new RangeError(`renewEveryMs (${renewEveryMs}) must be shorter than watchdogLeaseMs (${watchdogLeaseMs})`);
+    throw new RangeError(
+      `renewEveryMs (${renewEveryMs}) must be shorter than watchdogLeaseMs (${watchdogLeaseMs})`,
+    );
   }
   const backoff = options.backoff ?? {};
   assertKnownNames(backoff as Record<string, unknown>, ['initialMs', 'maxMs'], 'backoff');
@@ -100,7 +123,8 @@ export function resolveEngineOptions(options: LockEngineOptions = {}): ResolvedE
   const maxMs = backoff.maxMs ?? d.backoff.maxMs;
   assertDuration(initialMs, 'backoff.initialMs', 1);
   assertDuration(maxMs, 'backoff.maxMs', 1);
-  if (maxMs < initialMs) throw new RangeError(`backoff.maxMs (${maxMs}) must be >= backoff.initialMs (${initialMs})`);
+  if (maxMs < initialMs)
+    throw new RangeError(`backoff.maxMs (${maxMs}) must be >= backoff.initialMs (${initialMs})`);
   const fenceTtlMs = options.fenceTtlMs ?? d.fenceTtlMs;
   assertDuration(fenceTtlMs, 'fenceTtlMs', 1000);
   const commandTimeoutMs = options.commandTimeoutMs ?? d.commandTimeoutMs;
@@ -123,7 +147,8 @@ function resolveReplicaAcks(value: unknown): Required<ReplicaAckOptions> {
   assertKnownNames(value as Record<string, unknown>, ['count', 'timeoutMs', 'policy'], 'replicas options');
   const o = value as ReplicaAckOptions;
   const count = o.count ?? 1;
-  if (typeof count !== 'number') throw new TypeError(`replicas.count must be a number, got ${describe(count)}`);
+  if (typeof count !== 'number')
+    throw new TypeError(`replicas.count must be a number, got ${describe(count)}`);
   if (!Number.isInteger(count) || count < 1 || count > 1000) {
     throw new RangeError(`replicas.count must be a whole number from 1 to 1000, got ${count}`);
   }
@@ -137,8 +162,13 @@ function resolveReplicaAcks(value: unknown): Required<ReplicaAckOptions> {
 }
 
 /** Throws a TypeError naming the first option that is not in `known`. */
-export function assertKnownNames(obj: Record<string, unknown>, known: readonly string[], where: string): void {
-  if (obj === null || typeof obj !== 'object') throw new TypeError(`The ${where} must be an object, got ${describe(obj)}`);
+export function assertKnownNames(
+  obj: Record<string, unknown>,
+  known: readonly string[],
+  where: string,
+): void {
+  if (obj === null || typeof obj !== 'object')
+    throw new TypeError(`The ${where} must be an object, got ${describe(obj)}`);
   for (const name of Object.keys(obj)) {
     if (!known.includes(name)) {
       throw new TypeError(`Unknown option "${name}" in ${where}; known options: ${known.join(', ')}`);
@@ -154,7 +184,8 @@ function isAbortSignal(value: unknown): value is AbortSignal {
 export function describe(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'string') return `the string ${JSON.stringify(value.length > 40 ? value.slice(0, 40) + '…' : value)}`;
+  if (typeof value === 'string')
+    return `the string ${JSON.stringify(value.length > 40 ? value.slice(0, 40) + '…' : value)}`;
   if (typeof value === 'object') return 'an object';
   return `${typeof value} ${String(value)}`;
 }

@@ -77,7 +77,9 @@ export class WakeupHub {
 
   private async subscribe(channel: string, sharded: boolean): Promise<void> {
     if (this.closed) return;
-    const all = Promise.allSettled(this.connections().map((sub) => (sharded ? sub.ssubscribe(channel) : sub.subscribe(channel))));
+    const all = Promise.allSettled(
+      this.connections().map((sub) => (sharded ? sub.ssubscribe(channel) : sub.subscribe(channel))),
+    );
     // Without a subscription the waiter still wins through its backoff polling; a node that is
     // down (or frozen) must not hold the waiter here, so the wait for confirmations is bounded.
     let timer: NodeJS.Timeout | undefined;

@@ -26,7 +26,10 @@ describe('release retried in the background after a Redis error', () => {
       await expect(lock.release()).resolves.toBe(false); // timed out: reported, never thrown
       expect(released).toEqual(['failed']);
       env.redis.resume();
-      await waitUntil(async () => (await env.admin.exists(redisKey)) === 0, { timeoutMs: 60_000, description: 'the background release' });
+      await waitUntil(async () => (await env.admin.exists(redisKey)) === 0, {
+        timeoutMs: 60_000,
+        description: 'the background release',
+      });
       // The retry reports `released`, or `not-held` when the timed-out command itself ran once
       // Redis thawed (ioredis had it queued); either way the lock is gone and nobody was told "lost".
       await waitUntil(() => released.length >= 2, { description: 'the retried release' });

@@ -2,7 +2,14 @@
  * RedLock over 5 independent masters (real redis-server processes, killed and frozen during the
  * tests). One group of masters and one fencing-oracle server for the whole file.
  */
-import { createLockEngine, KeySpace, LockEngine, LockHandle, LockNotAcquiredError, LockRedisError } from '../../lib/core';
+import {
+  createLockEngine,
+  KeySpace,
+  LockEngine,
+  LockHandle,
+  LockNotAcquiredError,
+  LockRedisError,
+} from '../../lib/core';
 import type { CreateLockEngineOptions } from '../../lib/core';
 import { redisCommand } from '../support/redis-command';
 import { startRedis, type RedisServerProcess } from '../support/redis-server';
@@ -244,7 +251,10 @@ describe('RedLock over 5 independent masters', () => {
       await sleep(100);
     }
     const delayedDoubleHolder = delayedIntruder !== null && second.isHeld;
-    await waitUntil(() => second.signal.aborted, { timeoutMs: 20_000, description: 'the first lease to end' });
+    await waitUntil(() => second.signal.aborted, {
+      timeoutMs: 20_000,
+      description: 'the first lease to end',
+    });
     await node(2).restart();
     const after = delayedIntruder ?? (await b.acquire('delayed', { leaseMs: 20_000, waitMs: 10_000 }));
     recordFigures('redlock', 'restart without persistence', {

@@ -1,4 +1,12 @@
-import { LockKind, AttemptRequest, AttemptResult, HoldRef, ReleaseResult, RenewRequest, RenewResult } from '../lock-kind';
+import {
+  LockKind,
+  AttemptRequest,
+  AttemptResult,
+  HoldRef,
+  ReleaseResult,
+  RenewRequest,
+  RenewResult,
+} from '../lock-kind';
 import { RedisGateway } from '../redis-gateway';
 import { renewInBatches } from '../renew-batch';
 import { loadScript } from '../script-library';

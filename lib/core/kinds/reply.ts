@@ -17,6 +17,10 @@ export function decodeAttemptReply(reply: unknown, key: string, redisKey: string
     case -2:
       return { status: 'not-held' };
     default:
-      throw new LockWrongTypeError(key, redisKey, `holds a ${String(value)} without a lease, which is not a lock`);
+      throw new LockWrongTypeError(
+        key,
+        redisKey,
+        `holds a ${String(value)} without a lease, which is not a lock`,
+      );
   }
 }
