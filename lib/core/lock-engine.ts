@@ -1,15 +1,15 @@
 import { setMaxListeners } from 'node:events';
 import { LockError, LockLostError, LockNotAcquiredError, LockUpgradeError } from './errors';
+import { HeldLocks, kindName } from './held-locks';
 import { monotonicMs, randomId } from './ids';
 import { KeySpace } from './key-space';
 import { currentInScope, heldInScope, runInLockScope } from './lock-context';
 import { LockEvents } from './lock-events';
-import { GrantHandle, GrantHost, LockGrant, LockHandle } from './lock-handle';
-import type { AttemptResult, HoldRef, LockKind, ReleaseResult } from './lock-kind';
+import { GrantHandle, LockGrant, LockHandle } from './lock-handle';
+import type { AttemptResult, LockKind } from './lock-kind';
 import { LockEngineOptions, LockOptions, ResolvedEngineOptions } from './lock-options';
 import { KindRegistry } from './kind-registry';
 import { assertLockKey, resolveEngineOptions, validateLockOptions } from './validation';
-import { Watchdog } from './watchdog';
 import { WakeupHub, Wakeups } from './wakeup-hub';
 import { LocalWaitQueues } from './wait-queue';
 import { linkSignals } from './abort';
@@ -28,16 +28,13 @@ export interface LockBackend {
  * The lock engine: waiting (local FIFO + pub/sub + capped backoff), leases and the watchdog,
  * ownership by async context, handles, events and shutdown. Plain Node; no Nest inside.
  */
-export class LockEngine implements GrantHost {
+export class LockEngine {
   readonly engineId = randomId().slice(0, 8);
   readonly events = new LockEvents();
   readonly options: ResolvedEngineOptions;
   private readonly keys: KeySpace;
-  private readonly watchdog: Watchdog;
+  private readonly held: HeldLocks;
   private readonly queues = new LocalWaitQueues();
-  private readonly grants = new Set<LockGrant>();
-  /** Background retries of releases that failed on a Redis error (see retryRelease). */
-  private readonly releaseRetries = new Set<NodeJS.Timeout>();
   private readonly closing = new AbortController();
   private closed?: Promise<void>;
 
@@ -49,9 +46,7 @@ export class LockEngine implements GrantHost {
     this.keys = new KeySpace(this.options.keyPrefix);
     // Every waiter listens to `closing` until it leaves; thousands of waiters are normal, not a leak.
     setMaxListeners(0, this.closing.signal);
-    this.watchdog = new Watchdog(this.options.renewEveryMs, (round) =>
-      this.events.safeEmit('renewed', round),
-    );
+    this.held = new HeldLocks(this.engineId, this.events, this.options.renewEveryMs);
   }
 
   /** Takes the lock, waiting up to `waitMs`; rejects with LockNotAcquiredError when it stays busy. */
@@ -81,7 +76,7 @@ export class LockEngine implements GrantHost {
 
   /** Runs `fn` inside the critical section of a handle from acquire(): calls in it re-enter that lock. */
   runInLock<T>(handle: LockHandle, fn: () => T): T {
-    if (!(handle instanceof GrantHandle) || handle.grant.host !== this) {
+    if (!(handle instanceof GrantHandle) || handle.grant.host !== this.held) {
       throw new TypeError('runInLock() needs a handle returned by this lock service');
     }
     return runInLockScope(handle.grant.scopeKey, handle, fn);
@@ -99,8 +94,8 @@ export class LockEngine implements GrantHost {
   /** Held grants, local waiters and subscribed channels (for health checks, metrics and leak tests). */
   stats(): { held: number; watchdog: number; waitingLocks: number; channels: number; closed: boolean } {
     return {
-      held: this.grants.size,
-      watchdog: this.watchdog.size,
+      held: this.held.grants.size,
+      watchdog: this.held.watchdog.size,
       waitingLocks: this.queues.size,
       channels: this.backend.hub.channelCount,
       closed: this.closed !== undefined,
@@ -115,11 +110,9 @@ export class LockEngine implements GrantHost {
 
   private async shutdown(): Promise<void> {
     this.closing.abort(new LockError('The lock service is shutting down'));
-    this.watchdog.stop();
-    for (const timer of this.releaseRetries) clearTimeout(timer);
-    this.releaseRetries.clear();
+    this.held.stopTimers();
     const releases: Promise<unknown>[] = [];
-    for (const grant of [...this.grants]) {
+    for (const grant of [...this.held.grants]) {
       for (const holdId of [...grant.openHolds]) {
         grant.openHolds.delete(holdId);
         const hold = {
@@ -280,7 +273,7 @@ export class LockEngine implements GrantHost {
         if (result.status === 'granted') {
           acquired = true;
           const grant = new LockGrant(
-            this,
+            this.held,
             kind,
             key,
             names,
@@ -293,8 +286,7 @@ export class LockEngine implements GrantHost {
             result.replicaAcks,
           );
           const handle = new GrantHandle(grant, holdId);
-          this.grants.add(grant);
-          if (grant.watchdog) this.watchdog.add(grant);
+          this.held.add(grant);
           if (this.closed) {
             await handle.release();
             throw new LockError('The lock service is closed', key);
@@ -358,83 +350,4 @@ export class LockEngine implements GrantHost {
     const reason = busyReason && `${busyReason}; gave up after ${Math.round(waited)} ms`;
     throw new LockNotAcquiredError(key, waited, retryAfterMs, reason);
   }
-
-  // ---- GrantHost -----------------------------------------------------------------------------
-
-  /** @internal */
-  onGrantEnded(grant: LockGrant): void {
-    this.grants.delete(grant);
-    this.watchdog.delete(grant);
-  }
-
-  /** @internal */
-  onReleased(grant: LockGrant, result: ReleaseResult | 'failed', error?: unknown): void {
-    // No local short-cut wake-up here: local waiters hear the release through the same pub/sub
-    // message as every other process, so the releasing process gets no head start (measured: a
-    // local wake-up let one process win most hand-offs and tripled the others' wait p99).
-    this.events.safeEmit('released', {
-      key: grant.key,
-      kind: kindName(grant.kind, grant.options),
-      heldMs: monotonicMs() - grant.grantedAt,
-      result,
-      error,
-    });
-  }
-
-  /** @internal */
-  retryRelease(grant: LockGrant, hold: HoldRef, untilMonotonic: number): void {
-    let delayMs = 100;
-    const attempt = () => {
-      this.releaseRetries.delete(timer);
-      if (this.closed || monotonicMs() >= untilMonotonic) return; // the lease ends it now
-      grant.kind.release(hold).then(
-        (result) => {
-          if (result === 'released') this.backend.hub.notify(grant.names.channel);
-          this.events.safeEmit('released', {
-            key: grant.key,
-            kind: kindName(grant.kind, grant.options),
-            heldMs: monotonicMs() - grant.grantedAt,
-            result,
-          });
-        },
-        () => {
-          delayMs = Math.min(delayMs * 2, 2_000);
-          timer = setTimeout(attempt, delayMs).unref();
-          this.releaseRetries.add(timer);
-        },
-      );
-    };
-    let timer = setTimeout(attempt, delayMs).unref();
-    this.releaseRetries.add(timer);
-  }
-
-  /** @internal */
-  onLost(grant: LockGrant, error: LockLostError): void {
-    this.events.safeEmit('lost', {
-      key: grant.key,
-      kind: kindName(grant.kind, grant.options),
-      reason: error.reason,
-      error,
-    });
-  }
-
-  /** @internal */
-  async extend(grant: LockGrant, leaseMs: number): Promise<void> {
-    const sentAt = monotonicMs();
-    const [result] = await grant.kind.renew([
-      { key: grant.key, names: grant.names, owner: grant.owner, holdId: '', options: grant.options, leaseMs },
-    ]);
-    if (result !== 'renewed') {
-      grant.lose(result === 'gone' ? 'expired' : 'taken-over');
-      throw grant.lost!;
-    }
-    grant.renewed(sentAt, leaseMs);
-  }
-}
-
-function kindName(kind: LockKind, opts: LockOptions): string {
-  if (opts.mode) return opts.mode;
-  if (opts.fair) return 'fair';
-  if (opts.limit !== undefined) return 'semaphore';
-  return kind.reentrant ? 'mutex' : 'token';
 }
