@@ -12,6 +12,7 @@ import { RedisGateway } from '../redis-gateway';
 import { renewInBatches } from '../renew-batch';
 import { loadScript } from '../script-library';
 import { decodeFamilyReply, lateReplyAction } from './family-reply';
+import { releaseHold } from './reply';
 
 const ACQUIRE = loadScript('fair-acquire');
 const ABANDON = loadScript('fair-abandon');
@@ -76,14 +77,8 @@ export class FairLock implements LockKind {
     return decodeFamilyReply(reply, r.key, keys);
   }
 
-  async release(h: HoldRef): Promise<ReleaseResult> {
-    const reply = await this.gateway.run(
-      RELEASE,
-      [h.names.lock],
-      [h.owner, h.holdId, h.names.channel, this.gateway.publishCommand],
-      h.key,
-    );
-    return reply === 1 ? 'released' : reply === 2 ? 'still-held' : 'not-held';
+  release(h: HoldRef): Promise<ReleaseResult> {
+    return releaseHold(this.gateway, RELEASE, [h.names.lock], h);
   }
 
   renew(requests: readonly RenewRequest[]): Promise<RenewResult[]> {

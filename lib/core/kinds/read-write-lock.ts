@@ -11,6 +11,7 @@ import type { LockOptions } from '../lock-options';
 import { RedisGateway } from '../redis-gateway';
 import { loadScript } from '../script-library';
 import { decodeFamilyReply, lateReplyAction } from './family-reply';
+import { releaseHold } from './reply';
 import { renewPerSlot } from '../renew-batch';
 
 const ACQUIRE = loadScript('rw-acquire');
@@ -80,15 +81,9 @@ export class ReadWriteLock implements LockKind {
     return decodeFamilyReply(reply, r.key, [r.names.lock, r.names.aux]);
   }
 
-  async release(h: HoldRef): Promise<ReleaseResult> {
-    const reply = await this.gateway.run(
-      RELEASE,
-      [h.names.lock, h.names.aux],
-      [h.owner, h.holdId, h.names.channel, this.gateway.publishCommand],
-      h.key,
-    );
+  release(h: HoldRef): Promise<ReleaseResult> {
     // 'released' = this owner's last hold is gone (other readers may still hold the lock).
-    return reply === 1 ? 'released' : reply === 2 ? 'still-held' : 'not-held';
+    return releaseHold(this.gateway, RELEASE, [h.names.lock, h.names.aux], h);
   }
 
   renew(requests: readonly RenewRequest[]): Promise<RenewResult[]> {

@@ -10,7 +10,7 @@ import {
 import { RedisGateway } from '../redis-gateway';
 import { renewInBatches } from '../renew-batch';
 import { loadScript } from '../script-library';
-import { decodeAttemptReply } from './reply';
+import { decodeAttemptReply, releaseHold } from './reply';
 
 const ACQUIRE = loadScript('mutex-acquire');
 const RELEASE = loadScript('mutex-release');
@@ -40,14 +40,8 @@ export class ReentrantMutex implements LockKind {
     return decodeAttemptReply(reply, r.key, r.names.lock);
   }
 
-  async release(h: HoldRef): Promise<ReleaseResult> {
-    const reply = await this.gateway.run(
-      RELEASE,
-      [h.names.lock],
-      [h.owner, h.holdId, h.names.channel, this.gateway.publishCommand],
-      h.key,
-    );
-    return reply === 1 ? 'released' : reply === 2 ? 'still-held' : 'not-held';
+  release(h: HoldRef): Promise<ReleaseResult> {
+    return releaseHold(this.gateway, RELEASE, [h.names.lock], h);
   }
 
   renew(requests: readonly RenewRequest[]): Promise<RenewResult[]> {

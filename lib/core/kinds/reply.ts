@@ -1,5 +1,7 @@
 import { LockWrongTypeError } from '../errors';
-import type { AttemptResult } from '../lock-kind';
+import type { AttemptResult, HoldRef, ReleaseResult } from '../lock-kind';
+import type { RedisGateway } from '../redis-gateway';
+import type { LuaScript } from '../script-library';
 
 /**
  * Decodes the common reply of the acquire scripts: {1, token} granted, {2, token} re-entered,
@@ -23,4 +25,23 @@ export function decodeAttemptReply(reply: unknown, key: string, redisKey: string
         `holds a ${String(value)} without a lease, which is not a lock`,
       );
   }
+}
+
+/**
+ * Runs a per-hold release script (mutex, fair, read-write, semaphore: ARGV owner, hold id, wake-up
+ * channel, publish command) and decodes its reply: 1 released, 2 nested holds remain, 0 not held.
+ */
+export async function releaseHold(
+  gateway: RedisGateway,
+  script: LuaScript,
+  keys: string[],
+  h: HoldRef,
+): Promise<ReleaseResult> {
+  const reply = await gateway.run(
+    script,
+    keys,
+    [h.owner, h.holdId, h.names.channel, gateway.publishCommand],
+    h.key,
+  );
+  return reply === 1 ? 'released' : reply === 2 ? 'still-held' : 'not-held';
 }

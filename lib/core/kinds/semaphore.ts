@@ -10,6 +10,7 @@ import type {
 import { RedisGateway } from '../redis-gateway';
 import { loadScript } from '../script-library';
 import { decodeFamilyReply, lateReplyAction } from './family-reply';
+import { releaseHold } from './reply';
 import { renewPerSlot } from '../renew-batch';
 
 const ACQUIRE = loadScript('sem-acquire');
@@ -62,14 +63,8 @@ export class Semaphore implements LockKind {
     return decodeFamilyReply(reply, r.key, [r.names.lock, r.names.aux]);
   }
 
-  async release(h: HoldRef): Promise<ReleaseResult> {
-    const reply = await this.gateway.run(
-      RELEASE,
-      [h.names.lock, h.names.aux],
-      [h.owner, h.holdId, h.names.channel, this.gateway.publishCommand],
-      h.key,
-    );
-    return reply === 1 ? 'released' : reply === 2 ? 'still-held' : 'not-held';
+  release(h: HoldRef): Promise<ReleaseResult> {
+    return releaseHold(this.gateway, RELEASE, [h.names.lock, h.names.aux], h);
   }
 
   renew(requests: readonly RenewRequest[]): Promise<RenewResult[]> {
