@@ -1,14 +1,32 @@
 // The lock engine's public surface: usable from plain Node, no Nest inside.
 export * from './errors';
-export * from './lock-options';
-export type { LockHandle } from './lock-handle';
-export { LockEngine } from './lock-engine';
-export type { LockBackend } from './lock-engine';
-export type { LockEventMap } from './lock-events';
-export { LockEvents } from './lock-events';
-export { createLockEngine } from './create-lock-engine';
-export type { CreateLockEngineOptions } from './create-lock-engine';
-export type { RedisConnectionOption } from './redis-connection';
-export type { RedlockOption } from './redlock/redlock-options';
-export type { RedisClient } from './redis-client';
-export { KeySpace } from './key-space';
+export * from './options/lock-options';
+export {
+  assertKnownNames,
+  assertLockKey,
+  describe,
+  INVALID_LOCK_KEY,
+  isLockKeyError,
+  lockKeyError,
+  prepareLockOptions,
+  resolveEngineOptions,
+  validateLockOptions,
+} from './options/validation';
+export { resolveLockConfig, LOCK_CONFIG_OPTION_NAMES } from './options/resolve-lock-config';
+export type {
+  CreateLockEngineOptions,
+  ResolvedLockConfig,
+  ResolvedConnectionOption,
+} from './options/resolve-lock-config';
+export type { LockHandle } from './engine/lock-handle';
+export { LockEngine } from './engine/lock-engine';
+export type { LockEngineReadiness, LockEngineStats } from './engine/lock-engine';
+export type { LockBackend, WakeupChannels } from './engine/lock-backend';
+export type { ConnectionState, LockEventMap } from './engine/lock-events';
+export { LockEvents } from './engine/lock-events';
+export { ATTEMPT_MARGIN_MS } from './engine/acquisition';
+export { createLockEngine, openLockEngine } from './topology/create-lock-engine';
+export type { RedisConnectionOption } from './redis/redis-connection';
+export type { RedlockOption } from './topology/redlock/redlock-options';
+export type { RedisClient } from './redis/redis-client';
+export { KeySpace } from './engine/key-space';

@@ -1,48 +1,58 @@
 import {
+  BadRequestException,
   CallHandler,
   ExecutionContext,
   HttpException,
   Inject,
   Injectable,
+  Logger,
   NestInterceptor,
   Optional,
   ServiceUnavailableException,
 } from '@nestjs/common';
 import { catchError, Observable, throwError } from 'rxjs';
-import { LockNotAcquiredError, LockRedisError } from '../core/errors';
+import { isLockKeyError, LockError, LockLostError, LockNotAcquiredError, LockRedisError } from '../core';
 import { LOCK_UNAVAILABLE_MESSAGE } from './distributed-lock.messages';
-import { DISTRIBUTED_LOCK_MODULE_OPTIONS } from './distributed-lock.module-definition';
-import type { DistributedLockModuleOptions } from './interfaces';
-import { lockServiceRegistry } from './lock-service-registry';
+import { DISTRIBUTED_LOCK_SETTINGS } from './distributed-lock.module-definition';
 import { LockedException } from './locked.exception';
-import { DEFAULT_BUSY_STATUS, ResolvedModuleOptions, resolveModuleOptions } from './module-options';
+import { DEFAULT_BUSY_STATUS, DistributedLockSettings } from './module-options';
+import { retryAfterSeconds } from './retry-after';
 
-// Set on the request by the outermost instance, so a global subclass wins over the one the
-// decorator adds to the route (global interceptors run outside route ones).
+// Set on the request by the outermost instance, so one translation happens per request even when
+// the module's global interceptor and a user's own (sub)class are both registered.
 const TRANSLATED = Symbol.for('nestjs-distributed-lock:translated');
+/** A 503's cause is logged at most this often (a Redis outage must not flood the log). */
+const UNAVAILABLE_LOG_EVERY_MS = 10_000;
 
-type HttpSettings = Pick<ResolvedModuleOptions, 'busyStatus' | 'retryAfter'>;
+type HttpSettings = Pick<DistributedLockSettings, 'busyStatus' | 'retryAfter' | 'httpErrors'>;
+const DEFAULT_SETTINGS: HttpSettings = {
+  busyStatus: DEFAULT_BUSY_STATUS,
+  retryAfter: true,
+  httpErrors: true,
+};
 
 /**
- * Translates lock errors at the HTTP boundary: LockNotAcquiredError → 423 Locked (or `busyStatus`)
- * with `Retry-After`, LockRedisError → 503. It takes no lock itself (the decorated method does).
- * Outside HTTP (RPC, WebSockets, cron, events) errors pass through unchanged. @DistributedLock()
- * adds it to decorated methods; register it globally (APP_INTERCEPTOR) to cover manual locking
- * too, and subclass it to change the answers (override the protected hooks).
+ * Translates lock errors at the HTTP boundary, for decorated and manual locks alike: busy → 423
+ * Locked (or `busyStatus`) with an honest `Retry-After`, Redis down or the service shutting down →
+ * 503, a lock key built from request data that fails validation → 400. DistributedLockModule
+ * registers it globally (`httpErrors: false` turns that off); it takes no lock itself. Outside HTTP
+ * (RPC, WebSockets, cron, events) errors pass through unchanged. Subclass it and override the
+ * protected hooks to change the answers.
  */
 @Injectable()
 export class DistributedLockInterceptor implements NestInterceptor {
-  private resolved?: HttpSettings;
+  private readonly logger = new Logger('DistributedLock');
+  private lastUnavailableLog = -Infinity;
 
   constructor(
     @Optional()
-    @Inject(DISTRIBUTED_LOCK_MODULE_OPTIONS)
-    private readonly moduleOptions?: DistributedLockModuleOptions,
+    @Inject(DISTRIBUTED_LOCK_SETTINGS)
+    private readonly moduleSettings?: DistributedLockSettings,
   ) {}
 
   /** @internal */
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    if (context.getType() !== 'http') return next.handle();
+    if (context.getType() !== 'http' || !this.settings().httpErrors) return next.handle();
     const request = context.switchToHttp().getRequest<Record<symbol, unknown> | undefined>();
     if (request) {
       if (request[TRANSLATED]) return next.handle();
@@ -57,31 +67,38 @@ export class DistributedLockInterceptor implements NestInterceptor {
   protected translate(context: ExecutionContext, error: unknown): unknown {
     if (error instanceof LockNotAcquiredError) return this.createLockedException(context, error);
     if (error instanceof LockRedisError) return this.createUnavailableException(context, error);
+    if (isLockKeyError(error)) return new BadRequestException(error.message, { cause: error });
+    // Shutting down (closed service): the request may succeed on another replica.
+    if (error instanceof LockError && !(error instanceof LockLostError) && error.constructor === LockError) {
+      return this.createUnavailableException(context, error);
+    }
     return error;
   }
 
   /** The answer to "busy": sets `Retry-After` and returns a LockedException. */
   protected createLockedException(context: ExecutionContext, error: LockNotAcquiredError): HttpException {
-    const retryAfterSeconds = this.getRetryAfterSeconds(error);
-    if (retryAfterSeconds !== undefined) this.setHeader(context, 'Retry-After', String(retryAfterSeconds));
-    return new LockedException({ status: this.settings().busyStatus, retryAfterSeconds, cause: error });
+    const seconds = this.getRetryAfterSeconds(error);
+    if (seconds !== undefined) this.setHeader(context, 'Retry-After', String(seconds));
+    return new LockedException({
+      status: this.settings().busyStatus,
+      retryAfterSeconds: seconds,
+      cause: error,
+    });
   }
 
-  /** The answer to "Redis unreachable or failing": 503. */
-  protected createUnavailableException(_context: ExecutionContext, error: LockRedisError): HttpException {
+  /** The answer to "Redis unreachable or failing" (or the service shutting down): 503, its cause logged. */
+  protected createUnavailableException(_context: ExecutionContext, error: LockError): HttpException {
+    const now = performance.now();
+    if (now - this.lastUnavailableLog >= UNAVAILABLE_LOG_EVERY_MS) {
+      this.lastUnavailableLog = now;
+      this.logger.warn(`Answering 503: ${error.message}`);
+    }
     return new ServiceUnavailableException(LOCK_UNAVAILABLE_MESSAGE, { cause: error });
   }
 
-  /** Seconds for `Retry-After`: the holder's remaining lease rounded up when known, else 1 (see `retryAfter`). */
+  /** Seconds for `Retry-After` (see the module's `retryAfter` option). */
   protected getRetryAfterSeconds(error: LockNotAcquiredError): number | undefined {
-    const option = this.settings().retryAfter;
-    if (option === false) return undefined;
-    if (typeof option === 'number') return option;
-    if (typeof option === 'function') {
-      const seconds = option(error);
-      return seconds === undefined ? undefined : Math.max(0, Math.ceil(seconds));
-    }
-    return error.retryAfterMs > 0 ? Math.ceil(error.retryAfterMs / 1000) : 1;
+    return retryAfterSeconds(this.settings().retryAfter, error);
   }
 
   /** Sets a response header: `header()` on Express and Fastify, `setHeader()` on a bare Node response. */
@@ -93,14 +110,8 @@ export class DistributedLockInterceptor implements NestInterceptor {
       (response.setHeader as (n: string, v: string) => void)(name, value);
   }
 
-  /** The HTTP settings: this module's options when injectable here, else those of the active lock service. */
+  /** The HTTP settings of this module, or the defaults when registered outside it. */
   protected settings(): HttpSettings {
-    if (this.moduleOptions) return (this.resolved ??= resolveModuleOptions(this.moduleOptions));
-    return (
-      lockServiceRegistry.resolve(undefined)?.settings ?? {
-        busyStatus: DEFAULT_BUSY_STATUS,
-        retryAfter: true,
-      }
-    );
+    return this.moduleSettings ?? DEFAULT_SETTINGS;
   }
 }

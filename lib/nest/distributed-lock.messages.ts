@@ -32,5 +32,11 @@ export const badKeyPartMessage = (template: string, placeholder: string, got: st
 export const badKeyFunctionResultMessage = (where: string, got: string): string =>
   `The key function of @DistributedLock() on ${where} must return a non-empty string, got ${got}`;
 
+/** `onBusy: 'skip'` on an HTTP route handler, refused at start-up. */
+export const skipOnRouteMessage = (where: string): string =>
+  `@DistributedLock({ onBusy: 'skip' }) on the route handler ${where}: a skipped request would answer ` +
+  `2xx with an empty body. Use the default onBusy ('throw': busy answers 423 with Retry-After), or ` +
+  `move the locked work into a provider method the route calls.`;
+
 /** The health check found the service closed. */
 export const SERVICE_CLOSED_MESSAGE = 'The lock service is closed';

@@ -15,6 +15,9 @@ export const {
   .setExtras({ isGlobal: false }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))
   .build();
 
+/** Token of the module options resolved once (DistributedLockSettings). */
+export const DISTRIBUTED_LOCK_SETTINGS = Symbol('DistributedLockSettings');
+
 /** The options of forRoot(), with the `isGlobal` extra. */
 export type DistributedLockModuleRootOptions = typeof DISTRIBUTED_LOCK_OPTIONS_TYPE;
 /** The options of forRootAsync(), with the `isGlobal` extra. */

@@ -1,46 +1,51 @@
-import { Inject, Injectable, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
-import { LockError } from '../core/errors';
-import type { LockEngine } from '../core/lock-engine';
-import type { LockHandle } from '../core/lock-handle';
-import type { LockEvents } from '../core/lock-events';
-import type { LockOptions } from '../core/lock-options';
-import { DISTRIBUTED_LOCK_MODULE_OPTIONS } from './distributed-lock.module-definition';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  OnApplicationBootstrap,
+  OnApplicationShutdown,
+  OnModuleInit,
+} from '@nestjs/common';
+import type { ConnectionState, LockEngineStats, LockEvents, LockHandle, LockOptions } from '../core';
+import { DistributedLockEngine } from './distributed-lock-engine';
+import { DISTRIBUTED_LOCK_SETTINGS } from './distributed-lock.module-definition';
 import { SERVICE_CLOSED_MESSAGE } from './distributed-lock.messages';
-import type { DistributedLockHealth, DistributedLockModuleOptions } from './interfaces';
-import { lockServiceRegistry, RegisteredLockService } from './lock-service-registry';
-import { ResolvedModuleOptions, resolveModuleOptions } from './module-options';
-import { closeOpened, OpenedLockEngine, openLockEngine, pingAll } from './open-lock-engine';
+import type { DistributedLockHealth } from './interfaces';
+import { lockServiceRegistry } from './lock-service-registry';
+import type { DistributedLockSettings } from './module-options';
 
 /**
- * Distributed locks on Redis, injectable. A thin Nest face over the core LockEngine: built from the
- * module options (validated before anything connects), closed in onApplicationShutdown.
+ * Distributed locks on Redis, injectable. A thin Nest face over the engine it gets through the
+ * DistributedLockEngine token; closes that engine in onApplicationShutdown.
  */
 @Injectable()
-export class DistributedLockService implements RegisteredLockService, OnModuleInit, OnApplicationShutdown {
-  /** The validated module options (engine part, connection, HTTP settings). */
-  readonly settings: ResolvedModuleOptions;
-  private opened?: OpenedLockEngine;
+export class DistributedLockService implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
   private closing?: Promise<void>;
+  private readonly logger = new Logger('DistributedLock');
+  private wasDown = false;
 
-  constructor(@Inject(DISTRIBUTED_LOCK_MODULE_OPTIONS) options: DistributedLockModuleOptions) {
-    // Validate now, so bad options fail the start-up; connect in onModuleInit (or on first use,
-    // e.g. in a testing module that was never initialised). Connecting here would leak the
-    // connection whenever another provider fails to instantiate, since nobody then calls close().
-    this.settings = resolveModuleOptions(options);
+  constructor(
+    @Inject(DistributedLockEngine) private readonly engine: DistributedLockEngine,
+    /** The module options, resolved once. */
+    @Inject(DISTRIBUTED_LOCK_SETTINGS) readonly settings: DistributedLockSettings,
+  ) {
+    // Objects outside Nest's container (built by hand) that carry decorated methods fall back to
+    // the service created last; instances Nest creates get their own app's service injected.
+    lockServiceRegistry.register(this);
   }
 
   /** Takes the lock, waiting up to `waitMs`; rejects with LockNotAcquiredError when it stays busy. */
-  async acquire(key: string, options?: LockOptions): Promise<LockHandle> {
+  acquire(key: string, options?: LockOptions): Promise<LockHandle> {
     return this.engine.acquire(key, options);
   }
 
   /** Like acquire, but resolves null when busy (default `waitMs` 0: a single attempt). */
-  async tryAcquire(key: string, options?: LockOptions): Promise<LockHandle | null> {
+  tryAcquire(key: string, options?: LockOptions): Promise<LockHandle | null> {
     return this.engine.tryAcquire(key, options);
   }
 
   /** Runs `fn` holding the lock, inside its critical section (nested calls re-enter); always releases. */
-  async using<T>(
+  using<T>(
     key: string,
     options: LockOptions | undefined,
     fn: (lock: LockHandle) => Promise<T> | T,
@@ -53,9 +58,17 @@ export class DistributedLockService implements RegisteredLockService, OnModuleIn
     return this.engine.runInLock(handle, fn);
   }
 
+  /**
+   * Runs `fn` in the critical section of `handle` and releases it afterwards; app.close() lets it
+   * finish first (within `drainMs`). Decorated methods run through this.
+   */
+  hold<T>(handle: LockHandle, fn: () => Promise<T> | T): Promise<T> {
+    return this.engine.hold(handle, fn);
+  }
+
   /** The lock this async context holds: for `key`, or the innermost one. */
   current(key?: string): LockHandle | undefined {
-    return this.opened?.engine.current(key);
+    return this.engine.current(key);
   }
 
   /** Observability events: acquired, notAcquired, contended, released, renewed, lost. */
@@ -64,54 +77,49 @@ export class DistributedLockService implements RegisteredLockService, OnModuleIn
   }
 
   /** Held locks, local waiters and subscribed channels of this service. */
-  stats(): ReturnType<LockEngine['stats']> {
+  stats(): LockEngineStats {
     return this.engine.stats();
   }
 
-  /** Health for a readiness probe: PING round trip plus held and waiting locks (no @nestjs/terminus needed). */
+  /** Health for a readiness probe: the engine's PING round trip plus held and waiting locks. */
   async health(): Promise<DistributedLockHealth> {
-    if (this.closing)
-      return { status: 'down', redis: null, held: 0, waiting: 0, error: SERVICE_CLOSED_MESSAGE };
     const stats = this.stats();
     const base = { held: stats.held, waiting: stats.waitingLocks };
-    try {
-      const { pingable, engine } = this.open();
-      const redis = await pingAll(pingable, engine.options.commandTimeoutMs);
-      // RedLock built from URLs has no connection here to PING: report "not measured".
-      return { status: 'up', redis: pingable.length > 0 ? redis : null, ...base };
-    } catch (err) {
-      return {
-        status: 'down',
-        redis: null,
-        ...base,
-        error: err instanceof Error ? err.message : String(err),
-      };
-    }
+    if (this.closing) return { status: 'down', redis: null, ...base, error: SERVICE_CLOSED_MESSAGE };
+    const readiness = await this.engine.readiness();
+    return readiness.ready
+      ? { status: 'up', redis: readiness.latencyMs, ...base }
+      : { status: 'down', redis: null, ...base, error: readiness.reason };
   }
 
-  /** @internal Connects, and makes decorated methods find this service. */
+  /** @internal Logs connection trouble, and connects now so an unreachable Redis is logged at start. */
   onModuleInit(): void {
-    this.open();
     lockServiceRegistry.register(this);
+    this.engine.events.on('connection', this.logConnection);
+  }
+
+  /** @internal */
+  onApplicationBootstrap(): void {
+    void this.engine.readiness();
   }
 
   /** @internal Releases held locks, stops timers, unsubscribes, closes the connections the module opened. */
   onApplicationShutdown(): Promise<void> {
     lockServiceRegistry.unregister(this);
-    const opened = this.opened;
-    this.closing ??= opened ? closeOpened(opened, opened.engine.options.commandTimeoutMs) : Promise.resolve();
+    this.closing ??= this.engine
+      .close()
+      .finally(() => this.engine.events.off('connection', this.logConnection));
     return this.closing;
   }
 
-  private get engine(): LockEngine {
-    return this.open().engine;
-  }
-
-  private open(): OpenedLockEngine {
-    if (!this.opened) {
-      if (this.closing) throw new LockError(SERVICE_CLOSED_MESSAGE);
-      this.opened = openLockEngine(this.settings);
+  private readonly logConnection = (change: ConnectionState): void => {
+    if (change.state === 'down') {
+      this.logger.error(
+        `${change.name} unreachable: ${change.reason ?? 'unknown cause'}; locks fail with 503 until it is back`,
+      );
+    } else {
+      this.logger.log(`${change.name} connection ${this.wasDown ? 'recovered' : 'ready'}`);
     }
-    return this.opened;
-  }
+    this.wasDown = change.state === 'down';
+  };
 }

@@ -1,4 +1,4 @@
-import { describe } from '../core/validation';
+import { describe, lockKeyError } from '../core';
 import type { LockKeyFunction } from './interfaces';
 import {
   badKeyFunctionResultMessage,
@@ -18,13 +18,14 @@ const REFERENCE = /^(\d+)((?:\.[\w$]+)*)$/;
  * TypeError then). Values are inserted as they are: braces in user text cannot split a Cluster
  * slot, because the engine percent-encodes them inside the lock's hash tag.
  */
-export function compileLockKey(key: unknown, where: string): LockKeyBuilder {
+export function compileLockKey(key: unknown, where: string, declaredParams?: number): LockKeyBuilder {
   if (typeof key === 'function') {
     const fn = key as LockKeyFunction;
     return (thisArg, args) => {
       const result: unknown = fn.apply(thisArg, args as unknown[]);
       if (typeof result !== 'string' || result.length === 0) {
-        throw new TypeError(
+        throw lockKeyError(
+          'type',
           badKeyFunctionResultMessage(where, result === '' ? 'an empty string' : describe(result)),
         );
       }
@@ -36,7 +37,7 @@ export function compileLockKey(key: unknown, where: string): LockKeyBuilder {
       `@DistributedLock() on ${where}: "key" must be a non-empty template string or a function, got ${describe(key)}`,
     );
   }
-  return compileTemplate(key, where);
+  return compileTemplate(key, where, declaredParams);
 }
 
 interface Reference {
@@ -45,7 +46,7 @@ interface Reference {
   path: string[];
 }
 
-function compileTemplate(template: string, where: string): LockKeyBuilder {
+function compileTemplate(template: string, where: string, declaredParams?: number): LockKeyBuilder {
   const literals: string[] = [];
   const references: Reference[] = [];
   let last = 0;
@@ -72,6 +73,13 @@ function compileTemplate(template: string, where: string): LockKeyBuilder {
       `@DistributedLock() on ${where}: key template "${template}" has an unmatched "{" or "}"`,
     );
   }
+  const beyond = references.find((ref) => declaredParams !== undefined && ref.index >= declaredParams);
+  if (beyond) {
+    throw new TypeError(
+      `@DistributedLock() on ${where}: key template "${template}" uses {${beyond.placeholder}}, ` +
+        `but the method declares ${declaredParams} parameter${declaredParams === 1 ? '' : 's'}`,
+    );
+  }
   if (references.length === 0) return () => template;
   return (_thisArg, args) => {
     let key = literals[0]!;
@@ -85,14 +93,16 @@ function compileTemplate(template: string, where: string): LockKeyBuilder {
 function keyPart(template: string, ref: Reference, args: readonly unknown[]): string {
   let value: unknown = args[ref.index];
   if (ref.index >= args.length || value === undefined) {
-    throw new TypeError(
+    throw lockKeyError(
+      'type',
       missingKeyPartMessage(template, ref.placeholder, `needs argument ${ref.index}, which is missing`),
     );
   }
   let walked = String(ref.index);
   for (const name of ref.path) {
     if (value === null || value === undefined) {
-      throw new TypeError(
+      throw lockKeyError(
+        'type',
         missingKeyPartMessage(template, ref.placeholder, `cannot read "${name}": ${walked} is ${value}`),
       );
     }
@@ -100,16 +110,16 @@ function keyPart(template: string, ref: Reference, args: readonly unknown[]): st
     walked += `.${name}`;
   }
   if (value === undefined || value === null) {
-    throw new TypeError(missingKeyPartMessage(template, ref.placeholder, `is ${value}`));
+    throw lockKeyError('type', missingKeyPartMessage(template, ref.placeholder, `is ${value}`));
   }
   if (typeof value === 'number') {
     if (!Number.isFinite(value))
-      throw new TypeError(badKeyPartMessage(template, ref.placeholder, String(value)));
+      throw lockKeyError('type', badKeyPartMessage(template, ref.placeholder, String(value)));
     return String(value);
   }
   if (typeof value !== 'string')
-    throw new TypeError(badKeyPartMessage(template, ref.placeholder, describe(value)));
+    throw lockKeyError('type', badKeyPartMessage(template, ref.placeholder, describe(value)));
   if (value.length === 0)
-    throw new TypeError(missingKeyPartMessage(template, ref.placeholder, 'is an empty string'));
+    throw lockKeyError('type', missingKeyPartMessage(template, ref.placeholder, 'is an empty string'));
   return value;
 }

@@ -1,28 +1,24 @@
-import type { LockHandle } from '../core/lock-handle';
-import type { LockOptions } from '../core/lock-options';
-import type { ResolvedModuleOptions } from './module-options';
+import type { LockHandle, LockOptions } from '../core';
+import type { DistributedLockSettings } from './module-options';
 
 /** What a decorated method and the interceptor need from a DistributedLockService. */
 export interface RegisteredLockService {
   acquire(key: string, options?: LockOptions): Promise<LockHandle>;
   tryAcquire(key: string, options?: LockOptions): Promise<LockHandle | null>;
   runInLock<T>(handle: LockHandle, fn: () => T): T;
-  readonly settings: ResolvedModuleOptions;
+  hold<T>(handle: LockHandle, fn: () => Promise<T> | T): Promise<T>;
+  readonly settings: DistributedLockSettings;
 }
 
 /**
- * Where decorated methods find their lock service at call time. The decorator runs when the class
- * is defined, long before Nest creates anything, so it cannot be injected (same approach as
- * nestjs-cls). Each service maps the instances that carry decorated methods in its own app to
- * itself (so two apps in one process, e.g. two replicas in a test, each use their own Redis
- * connection); any other `this` (request-scoped providers, objects built by hand) gets the most
- * recently initialised service.
+ * The fallback for decorated methods whose `this` Nest did not build (objects made by hand): the
+ * lock service created most recently and not yet shut down. Instances Nest creates get their own
+ * app's service by property injection (see the decorator), so two apps in one process stay apart.
  */
 class LockServiceRegistry {
-  private readonly owners = new WeakMap<object, RegisteredLockService>();
   private readonly active: RegisteredLockService[] = [];
 
-  /** Called from the service's onModuleInit. */
+  /** Called when a service is created. */
   register(service: RegisteredLockService): void {
     if (!this.active.includes(service)) this.active.push(service);
   }
@@ -33,21 +29,11 @@ class LockServiceRegistry {
     if (at >= 0) this.active.splice(at, 1);
   }
 
-  /** Binds a provider/controller instance with decorated methods to the service of its app. */
-  bind(instance: object, service: RegisteredLockService): void {
-    this.owners.set(instance, service);
-  }
-
-  /** The service for a decorated call on `thisArg`, or undefined when none is initialised. */
-  resolve(thisArg: unknown): RegisteredLockService | undefined {
-    if (typeof thisArg === 'object' && thisArg !== null) {
-      // A closed service stays bound: its engine then says "closed", which is the truth.
-      const bound = this.owners.get(thisArg);
-      if (bound) return bound;
-    }
+  /** The most recent live service, or undefined. */
+  latest(): RegisteredLockService | undefined {
     return this.active[this.active.length - 1];
   }
 }
 
-/** The process-wide registry of initialised lock services. */
+/** The process-wide fallback registry of lock services. */
 export const lockServiceRegistry = new LockServiceRegistry();

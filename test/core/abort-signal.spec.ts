@@ -2,8 +2,8 @@
  * AbortSignal: an already-aborted signal rejects at once and sends nothing; aborting a wait rejects
  * with the signal's own reason and leaves no waiter, subscription or lock behind.
  */
-import { KeySpace } from '../../lib/core/key-space';
-import type { LockEngine } from '../../lib/core/lock-engine';
+import { KeySpace } from '../../lib/core/engine/key-space';
+import type { LockEngine } from '../../lib/core/engine/lock-engine';
 import { commandsDuring, EngineEnv, nextEvent, startEngineEnv, track, uniqueKey } from './support/engine-env';
 import { engineOnConnectedClient } from './support/refusal';
 

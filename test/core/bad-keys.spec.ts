@@ -4,8 +4,8 @@
  * valid keys round-trip byte-exactly, and user text cannot break the Cluster hash tag.
  */
 import calculateSlot from 'cluster-key-slot';
-import { KeySpace } from '../../lib/core/key-space';
-import type { LockEngine } from '../../lib/core/lock-engine';
+import { KeySpace } from '../../lib/core/engine/key-space';
+import type { LockEngine } from '../../lib/core/engine/lock-engine';
 import { commandsDuring, EngineEnv, startEngineEnv, uniqueKey } from './support/engine-env';
 import { engineOnConnectedClient, expectRefused } from './support/refusal';
 

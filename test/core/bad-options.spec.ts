@@ -4,10 +4,10 @@
  * connection), and a key that holds application data is reported and never touched.
  */
 import type Redis from 'ioredis';
-import { createLockEngine } from '../../lib/core/create-lock-engine';
+import { createLockEngine } from '../../lib/core/topology/create-lock-engine';
 import { LockWrongTypeError } from '../../lib/core/errors';
-import { KeySpace } from '../../lib/core/key-space';
-import type { LockEngine } from '../../lib/core/lock-engine';
+import { KeySpace } from '../../lib/core/engine/key-space';
+import type { LockEngine } from '../../lib/core/engine/lock-engine';
 import { commandsDuring, EngineEnv, startEngineEnv, uniqueKey } from './support/engine-env';
 import { engineOnConnectedClient, expectRefused, lockCalls } from './support/refusal';
 

@@ -4,8 +4,8 @@
  * but never a client the user passed in.
  */
 import { LockError, LockLostError, LockNotAcquiredError } from '../../lib/core/errors';
-import { KeySpace } from '../../lib/core/key-space';
-import type { LockEngine } from '../../lib/core/lock-engine';
+import { KeySpace } from '../../lib/core/engine/key-space';
+import type { LockEngine } from '../../lib/core/engine/lock-engine';
 import { hostProcess } from '../support/host-process';
 import { closeClient, listClients, pubsubChannels } from '../support/redis-assertions';
 import { waitUntil } from '../support/wait';

@@ -5,8 +5,8 @@
  */
 import * as path from 'path';
 import { LockLostError } from '../../lib/core/errors';
-import { KeySpace } from '../../lib/core/key-space';
-import { monotonicMs } from '../../lib/core/ids';
+import { KeySpace } from '../../lib/core/engine/key-space';
+import { monotonicMs } from '../../lib/core/engine/ids';
 import { spawnWorker, WorkerProcess } from '../support/spawn-worker';
 import { waitUntil } from '../support/wait';
 import {

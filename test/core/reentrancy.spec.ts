@@ -3,8 +3,8 @@
  * acquire, one release per hold, visible in the Redis hash); everything started outside it waits;
  * current() sees the lock inside the section only.
  */
-import { KeySpace } from '../../lib/core/key-space';
-import type { LockHandle } from '../../lib/core/lock-handle';
+import { KeySpace } from '../../lib/core/engine/key-space';
+import type { LockHandle } from '../../lib/core/engine/lock-handle';
 import { EngineEnv, holdCount, nextEvent, startEngineEnv, track, uniqueKey } from './support/engine-env';
 
 const PREFIX = 'reent:';

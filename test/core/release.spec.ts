@@ -3,8 +3,8 @@
  * lease ran out and a stale holder's release all resolve false and leave any new holder alone.
  */
 import { LockLostError } from '../../lib/core/errors';
-import { KeySpace } from '../../lib/core/key-space';
-import type { LockOptions } from '../../lib/core/lock-options';
+import { KeySpace } from '../../lib/core/engine/key-space';
+import type { LockOptions } from '../../lib/core/options/lock-options';
 import { EngineEnv, holdCount, startEngineEnv, uniqueKey, whenAborted } from './support/engine-env';
 import { waitUntil } from '../support/wait';
 

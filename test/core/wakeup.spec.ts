@@ -4,8 +4,8 @@
  * gets the lock after the release with no more Redis attempts than wake-ups explain.
  */
 import * as path from 'path';
-import { KeySpace } from '../../lib/core/key-space';
-import type { LockHandle } from '../../lib/core/lock-handle';
+import { KeySpace } from '../../lib/core/engine/key-space';
+import type { LockHandle } from '../../lib/core/engine/lock-handle';
 import { spawnWorker, WorkerProcess } from '../support/spawn-worker';
 import { EngineEnv, EventPayload, nextEvent, startEngineEnv, track, uniqueKey } from './support/engine-env';
 

@@ -2,7 +2,7 @@
  * Bad options for the read-write lock, fair lock and semaphore are refused with a TypeError or
  * RangeError naming the option, before any command reaches Redis (counted with INFO commandstats).
  */
-import { LockEngine } from '../../lib/core/lock-engine';
+import { LockEngine } from '../../lib/core/engine/lock-engine';
 import { commandCounts, FamilyEnv, startFamilyEnv, uniqueKey } from './support/family-env';
 
 let env: FamilyEnv;

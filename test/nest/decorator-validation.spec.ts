@@ -4,7 +4,7 @@ import { DistributedLock, DistributedLockOptions, LockError } from '../../lib';
 function decorate(options: unknown): void {
   class Jobs {
     @DistributedLock(options as DistributedLockOptions)
-    async run(_id: string): Promise<void> {}
+    async run(_id: string, _user?: { id: string }, _more?: unknown): Promise<void> {}
   }
   void Jobs;
 }
@@ -57,6 +57,7 @@ describe('@DistributedLock() options checked at decoration time', () => {
     }).toThrow(/can only decorate methods; WithProperty\.name is not a method/);
     expect(() => {
       class WithGetter {
+        // @ts-expect-error a getter is not a lockable method: refused by the compiler and at run time
         @DistributedLock({ key: 'k' })
         get value(): number {
           return 1;

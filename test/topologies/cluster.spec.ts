@@ -4,8 +4,8 @@
  */
 import { Cluster } from 'ioredis';
 import { createLockEngine, KeySpace, LockEngine, LockHandle } from '../../lib/core';
-import { hasShardedPubSub } from '../../lib/core/cluster-pubsub';
-import { loadScript } from '../../lib/core/script-library';
+import { hasShardedPubSub } from '../../lib/core/topology/cluster-pubsub';
+import { defineScript } from '../../lib/core/redis/script-library';
 import type { CreateLockEngineOptions } from '../../lib/core';
 import { keySlot } from '../support/cluster-slots';
 import { redisCommand } from '../support/redis-command';
@@ -241,7 +241,7 @@ describe('Redis Cluster (3 masters + 3 replicas)', () => {
     const victimId = await nodeId(victim);
     const heir = (await cluster.clusterNodes()).find((n) => n.masterId === victimId)!;
     await redisCommand(heir.port, ['SCRIPT', 'FLUSH']);
-    expect(await redisCommand(heir.port, ['SCRIPT', 'EXISTS', loadScript('mutex-acquire').sha])).toEqual([0]);
+    expect(await redisCommand(heir.port, ['SCRIPT', 'EXISTS', defineScript('mutex-acquire').sha])).toEqual([0]);
     // A holder and a waiter on another lock in the same slot: the waiter's subscription must follow.
     const side = keyInSlot(slot, 'side-');
     const holderEngine = engine({ watchdogLeaseMs: 120_000, renewEveryMs: 40_000 });

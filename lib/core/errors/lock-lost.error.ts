@@ -1,7 +1,14 @@
 import { LockError } from './lock-error';
 
 /** Why a held lock is known to be lost. */
-export type LockLostReason = 'expired' | 'deleted' | 'taken-over' | 'renewal-failed' | 'closed';
+export type LockLostReason =
+  | 'expired'
+  | 'deleted'
+  | 'taken-over'
+  | 'renewal-failed'
+  | 'closed'
+  /** maxHoldMs ran out: the watchdog stopped renewing on purpose. */
+  | 'max-hold';
 
 /** The lock was held and is not any more: lease ran out, key deleted, taken over, or renewal failed. */
 export class LockLostError extends LockError {

@@ -6,8 +6,20 @@ export class LockNotAcquiredError extends LockError {
   readonly waitedMs: number;
   /** Remaining lease of the current holder as Redis reported it, when known (ms); -1 when unknown. */
   readonly retryAfterMs: number;
+  /**
+   * When the lock is likely free, in ms: `retryAfterMs` for a fixed lease; for a lock kept by the
+   * watchdog (whose remaining lease says little) the key's recent hold times; -1 when unknown.
+   * The HTTP layer's `Retry-After` uses this.
+   */
+  readonly expectedFreeInMs: number;
 
-  constructor(key: string, waitedMs: number, retryAfterMs = -1, reason?: string) {
+  constructor(
+    key: string,
+    waitedMs: number,
+    retryAfterMs = -1,
+    reason?: string,
+    expectedFreeInMs = retryAfterMs,
+  ) {
     super(
       reason
         ? `Lock "${key}" not acquired: ${reason}`
@@ -16,5 +28,6 @@ export class LockNotAcquiredError extends LockError {
     );
     this.waitedMs = waitedMs;
     this.retryAfterMs = retryAfterMs;
+    this.expectedFreeInMs = expectedFreeInMs;
   }
 }

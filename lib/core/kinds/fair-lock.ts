@@ -1,4 +1,4 @@
-import type { LockKeyNames } from '../key-space';
+import type { LockKeyNames } from '../engine/key-space';
 import type {
   LockKind,
   AttemptRequest,
@@ -7,17 +7,38 @@ import type {
   ReleaseResult,
   RenewRequest,
   RenewResult,
-} from '../lock-kind';
-import { RedisGateway } from '../redis-gateway';
-import { renewInBatches } from '../renew-batch';
-import { loadScript } from '../script-library';
-import { decodeFamilyReply, lateReplyAction } from './family-reply';
-import { releaseHold } from './reply';
+} from './lock-kind';
+import { RedisGateway } from '../redis/redis-gateway';
+import { renewInBatches } from './renew-batch';
+import { defineScript } from '../redis/script-library';
+import {
+  AttemptReply,
+  decodeAttemptReply,
+  HoldReleaseArgs,
+  HoldReleaseReply,
+  lateReplyAction,
+  PublishCommand,
+  releaseHold,
+} from './reply';
 
-const ACQUIRE = loadScript('fair-acquire');
-const ABANDON = loadScript('fair-abandon');
+const ACQUIRE = defineScript<
+  [
+    owner: string,
+    holdId: string,
+    leaseMs: number,
+    fenceTtlMs: number,
+    reenterOnly: '0' | '1',
+    waiterTtlMs: number,
+    channel: string,
+    publish: PublishCommand,
+  ],
+  AttemptReply
+>('fair-acquire');
+const ABANDON = defineScript<[owner: string, channel: string, publish: PublishCommand], 0 | 1>(
+  'fair-abandon',
+);
 // The holder is a hash in the reentrant mutex's format, so release and renewal are the mutex's.
-const RELEASE = loadScript('mutex-release');
+const RELEASE = defineScript<HoldReleaseArgs, HoldReleaseReply>('mutex-release');
 
 /** The waiter-deadline hash of a fair lock: derived from `aux`, so it keeps the lock's hash tag (slot). */
 export function fairDeadlinesKey(names: LockKeyNames): string {
@@ -73,8 +94,9 @@ export class FairLock implements LockKind {
         if (action === 'release') this.release(r).catch(() => undefined);
         if (action === 'abandon') void this.abandon(r);
       },
+      r.timeoutMs,
     );
-    return decodeFamilyReply(reply, r.key, keys);
+    return decodeAttemptReply(reply, r.key, keys);
   }
 
   release(h: HoldRef): Promise<ReleaseResult> {

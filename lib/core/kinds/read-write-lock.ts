@@ -6,18 +6,39 @@ import type {
   ReleaseResult,
   RenewRequest,
   RenewResult,
-} from '../lock-kind';
-import type { LockOptions } from '../lock-options';
-import { RedisGateway } from '../redis-gateway';
-import { loadScript } from '../script-library';
-import { decodeFamilyReply, lateReplyAction } from './family-reply';
-import { releaseHold } from './reply';
-import { renewPerSlot } from '../renew-batch';
+} from './lock-kind';
+import type { LockOptions } from '../options/lock-options';
+import { RedisGateway } from '../redis/redis-gateway';
+import { defineScript } from '../redis/script-library';
+import {
+  AttemptReply,
+  decodeAttemptReply,
+  HoldReleaseArgs,
+  HoldReleaseReply,
+  lateReplyAction,
+  PublishCommand,
+  releaseHold,
+} from './reply';
+import { HOLDERS_RENEW, renewPerSlot } from './renew-batch';
 
-const ACQUIRE = loadScript('rw-acquire');
-const RELEASE = loadScript('rw-release');
-const ABANDON = loadScript('rw-abandon');
-const RENEW = loadScript('holders-renew');
+const ACQUIRE = defineScript<
+  [
+    owner: string,
+    holdId: string,
+    mode: 'r' | 'w',
+    leaseMs: number,
+    fenceTtlMs: number,
+    reenterOnly: '0' | '1',
+    markerTtlMs: number,
+    channel: string,
+    publish: PublishCommand,
+  ],
+  AttemptReply
+>('read-write-acquire');
+const RELEASE = defineScript<HoldReleaseArgs, HoldReleaseReply>('read-write-release');
+const ABANDON = defineScript<[owner: string, channel: string, publish: PublishCommand], 0 | 1>(
+  'read-write-abandon',
+);
 
 /**
  * Read-write lock (`mode: 'read' | 'write'`, like Redisson's RReadWriteLock): many readers or one
@@ -77,8 +98,9 @@ export class ReadWriteLock implements LockKind {
         if (action === 'release') this.release(r).catch(() => undefined);
         if (action === 'abandon') void this.abandon(r);
       },
+      r.timeoutMs,
     );
-    return decodeFamilyReply(reply, r.key, [r.names.lock, r.names.aux]);
+    return decodeAttemptReply(reply, r.key, [r.names.lock, r.names.aux]);
   }
 
   release(h: HoldRef): Promise<ReleaseResult> {
@@ -87,7 +109,7 @@ export class ReadWriteLock implements LockKind {
   }
 
   renew(requests: readonly RenewRequest[]): Promise<RenewResult[]> {
-    return renewPerSlot(this.gateway, RENEW, requests, (r) => [r.names.lock, r.names.aux]);
+    return renewPerSlot(this.gateway, HOLDERS_RENEW, requests, (r) => [r.names.lock, r.names.aux]);
   }
 
   async abandon(r: AttemptRequest): Promise<void> {

@@ -6,14 +6,24 @@ import {
   ReleaseResult,
   RenewRequest,
   RenewResult,
-} from '../lock-kind';
-import { RedisGateway } from '../redis-gateway';
-import { renewInBatches } from '../renew-batch';
-import { loadScript } from '../script-library';
-import { decodeAttemptReply, releaseHold } from './reply';
+} from './lock-kind';
+import { RedisGateway } from '../redis/redis-gateway';
+import { renewInBatches } from './renew-batch';
+import { defineScript } from '../redis/script-library';
+import {
+  AttemptReply,
+  decodeAttemptReply,
+  HoldReleaseArgs,
+  HoldReleaseReply,
+  lateReplyAction,
+  releaseHold,
+} from './reply';
 
-const ACQUIRE = loadScript('mutex-acquire');
-const RELEASE = loadScript('mutex-release');
+const ACQUIRE = defineScript<
+  [owner: string, holdId: string, leaseMs: number, fenceTtlMs: number, reenterOnly: '0' | '1'],
+  AttemptReply
+>('mutex-acquire');
+const RELEASE = defineScript<HoldReleaseArgs, HoldReleaseReply>('mutex-release');
 
 /** The default lock: reentrant mutex on a Redis hash (owner, fence, one field per hold). */
 export class ReentrantMutex implements LockKind {
@@ -34,10 +44,11 @@ export class ReentrantMutex implements LockKind {
       r.key,
       // An acquire that timed out but ran later must not leave an orphan lock behind.
       (late) => {
-        if (decodeLate(late)) this.release(r).catch(() => undefined);
+        if (lateReplyAction(late) === 'release') this.release(r).catch(() => undefined);
       },
+      r.timeoutMs,
     );
-    return decodeAttemptReply(reply, r.key, r.names.lock);
+    return decodeAttemptReply(reply, r.key, [r.names.lock]);
   }
 
   release(h: HoldRef): Promise<ReleaseResult> {
@@ -47,9 +58,4 @@ export class ReentrantMutex implements LockKind {
   renew(requests: readonly RenewRequest[]): Promise<RenewResult[]> {
     return renewInBatches(this.gateway, requests);
   }
-}
-
-/** True when a late acquire reply was a grant or a re-entry (something to undo). */
-export function decodeLate(reply: unknown): boolean {
-  return Array.isArray(reply) && (reply[0] === 1 || reply[0] === 2);
 }

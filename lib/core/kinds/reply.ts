@@ -1,39 +1,67 @@
-import { LockWrongTypeError } from '../errors';
-import type { AttemptResult, HoldRef, ReleaseResult } from '../lock-kind';
-import type { RedisGateway } from '../redis-gateway';
-import type { LuaScript } from '../script-library';
+import { LockUpgradeError, LockWrongTypeError } from '../errors';
+import type { RedisGateway } from '../redis/redis-gateway';
+import type { LuaScript } from '../redis/script-library';
+import type { AttemptResult, HoldRef, ReleaseResult } from './lock-kind';
+
+/** 'PUBLISH', or 'SPUBLISH' on a Redis 7 Cluster (sharded pub/sub). */
+export type PublishCommand = 'PUBLISH' | 'SPUBLISH';
 
 /**
- * Decodes the common reply of the acquire scripts: {1, token} granted, {2, token} re-entered,
- * {0, pttl} busy, {-2} re-entry of a lock no longer held, {-1, type} foreign data at the key.
+ * The reply of every acquire script: {1, token} granted, {2, token} re-entered, {0, pttl} busy,
+ * {-2} re-entry of a lock no longer held, {-3} a pure reader asked to write (upgrade refused),
+ * {-1, type, i} foreign data at the lock's i-th key (1 when absent).
  */
-export function decodeAttemptReply(reply: unknown, key: string, redisKey: string): AttemptResult {
-  const [code, value] = reply as [number, number | string | undefined];
-  switch (code) {
+export type AttemptReply =
+  [code: 1 | 2 | 0, value: number] | [code: -2] | [code: -3] | [code: -1, type: string, index?: number];
+
+/** 1 released (lock gone), 2 this hold removed but nested holds remain, 0 not held. */
+export type HoldReleaseReply = 0 | 1 | 2;
+
+/** ARGV of every per-hold release script (mutex, fair, read-write, semaphore). */
+export type HoldReleaseArgs = [owner: string, holdId: string, channel: string, publish: PublishCommand];
+
+/** Per request of a renew script: 1 renewed, 0 gone, -1 taken over. */
+export type RenewReply = (1 | 0 | -1)[];
+
+/** Decodes an acquire reply; `redisKeys` are the lock's keys in script order (for foreign-data errors). */
+export function decodeAttemptReply(
+  reply: AttemptReply,
+  key: string,
+  redisKeys: readonly string[],
+): AttemptResult {
+  switch (reply[0]) {
     case 1:
-      return { status: 'granted', fencingToken: Number(value), reentered: false };
+      return { status: 'granted', fencingToken: Number(reply[1]), reentered: false };
     case 2:
-      return { status: 'granted', fencingToken: Number(value), reentered: true };
+      return { status: 'granted', fencingToken: Number(reply[1]), reentered: true };
     case 0:
-      return { status: 'busy', retryAfterMs: Number(value) };
+      return { status: 'busy', retryAfterMs: Number(reply[1]) };
     case -2:
       return { status: 'not-held' };
-    default:
+    case -3:
+      throw new LockUpgradeError(key);
+    default: {
+      const redisKey = redisKeys[(reply[2] ?? 1) - 1] ?? redisKeys[0]!;
+      const what = redisKeys.length > 1 ? "this lock's data" : 'a lock';
       throw new LockWrongTypeError(
         key,
         redisKey,
-        `holds a ${String(value)} without a lease, which is not a lock`,
+        `holds a ${String(reply[1])} without a lease, which is not ${what}`,
       );
+    }
   }
 }
 
-/**
- * Runs a per-hold release script (mutex, fair, read-write, semaphore: ARGV owner, hold id, wake-up
- * channel, publish command) and decodes its reply: 1 released, 2 nested holds remain, 0 not held.
- */
+/** What a reply that arrived after its command timed out asks for: undo a grant, or leave the queue. */
+export function lateReplyAction(reply: AttemptReply): 'release' | 'abandon' | 'none' {
+  const code = Array.isArray(reply) ? reply[0] : undefined;
+  return code === 1 || code === 2 ? 'release' : code === 0 ? 'abandon' : 'none';
+}
+
+/** Runs a per-hold release script and decodes its reply. */
 export async function releaseHold(
   gateway: RedisGateway,
-  script: LuaScript,
+  script: LuaScript<HoldReleaseArgs, HoldReleaseReply>,
   keys: string[],
   h: HoldRef,
 ): Promise<ReleaseResult> {

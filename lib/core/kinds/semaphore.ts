@@ -6,16 +6,34 @@ import type {
   ReleaseResult,
   RenewRequest,
   RenewResult,
-} from '../lock-kind';
-import { RedisGateway } from '../redis-gateway';
-import { loadScript } from '../script-library';
-import { decodeFamilyReply, lateReplyAction } from './family-reply';
-import { releaseHold } from './reply';
-import { renewPerSlot } from '../renew-batch';
+} from './lock-kind';
+import { RedisGateway } from '../redis/redis-gateway';
+import { defineScript } from '../redis/script-library';
+import {
+  AttemptReply,
+  decodeAttemptReply,
+  HoldReleaseArgs,
+  HoldReleaseReply,
+  lateReplyAction,
+  PublishCommand,
+  releaseHold,
+} from './reply';
+import { HOLDERS_RENEW, renewPerSlot } from './renew-batch';
 
-const ACQUIRE = loadScript('sem-acquire');
-const RELEASE = loadScript('sem-release');
-const RENEW = loadScript('holders-renew');
+const ACQUIRE = defineScript<
+  [
+    owner: string,
+    holdId: string,
+    limit: number,
+    leaseMs: number,
+    fenceTtlMs: number,
+    reenterOnly: '0' | '1',
+    channel: string,
+    publish: PublishCommand,
+  ],
+  AttemptReply
+>('semaphore-acquire');
+const RELEASE = defineScript<HoldReleaseArgs, HoldReleaseReply>('semaphore-release');
 
 /**
  * Counting semaphore (`limit: n`): at most n holders per key at once.
@@ -59,8 +77,9 @@ export class Semaphore implements LockKind {
       (late) => {
         if (lateReplyAction(late) === 'release') this.release(r).catch(() => undefined);
       },
+      r.timeoutMs,
     );
-    return decodeFamilyReply(reply, r.key, [r.names.lock, r.names.aux]);
+    return decodeAttemptReply(reply, r.key, [r.names.lock, r.names.aux]);
   }
 
   release(h: HoldRef): Promise<ReleaseResult> {
@@ -68,6 +87,6 @@ export class Semaphore implements LockKind {
   }
 
   renew(requests: readonly RenewRequest[]): Promise<RenewResult[]> {
-    return renewPerSlot(this.gateway, RENEW, requests, (r) => [r.names.lock, r.names.aux]);
+    return renewPerSlot(this.gateway, HOLDERS_RENEW, requests, (r) => [r.names.lock, r.names.aux]);
   }
 }

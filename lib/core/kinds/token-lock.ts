@@ -6,15 +6,18 @@ import {
   ReleaseResult,
   RenewRequest,
   RenewResult,
-} from '../lock-kind';
-import { RedisGateway } from '../redis-gateway';
-import { renewInBatches } from '../renew-batch';
-import { loadScript } from '../script-library';
-import { decodeLate } from './reentrant-mutex';
-import { decodeAttemptReply } from './reply';
+} from './lock-kind';
+import { RedisGateway } from '../redis/redis-gateway';
+import { renewInBatches } from './renew-batch';
+import { defineScript } from '../redis/script-library';
+import { AttemptReply, decodeAttemptReply, lateReplyAction, PublishCommand } from './reply';
 
-const ACQUIRE = loadScript('token-acquire');
-const RELEASE = loadScript('token-release');
+const ACQUIRE = defineScript<[owner: string, leaseMs: number, fenceTtlMs: number], AttemptReply>(
+  'token-acquire',
+);
+const RELEASE = defineScript<[owner: string, channel: string, publish: PublishCommand], 0 | 1>(
+  'token-release',
+);
 
 /**
  * The plain token lock (`reentrant: false`): SET NX PX with a random owner token, compare-and-delete
@@ -37,10 +40,11 @@ export class TokenLock implements LockKind {
       [r.owner, r.leaseMs, this.fenceTtlMs],
       r.key,
       (late) => {
-        if (decodeLate(late)) this.release(r).catch(() => undefined);
+        if (lateReplyAction(late) === 'release') this.release(r).catch(() => undefined);
       },
+      r.timeoutMs,
     );
-    return decodeAttemptReply(reply, r.key, r.names.lock);
+    return decodeAttemptReply(reply, r.key, [r.names.lock]);
   }
 
   async release(h: HoldRef): Promise<ReleaseResult> {

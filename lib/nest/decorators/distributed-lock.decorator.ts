@@ -1,79 +1,89 @@
-import { UseInterceptors } from '@nestjs/common';
-import { LockError } from '../../core/errors';
-import { LOCK_OPTION_NAMES, LockOptions } from '../../core/lock-options';
-import { assertKnownNames, describe, validateLockOptions } from '../../core/validation';
+import { Inject, Optional } from '@nestjs/common';
+import type { Observable } from 'rxjs';
+import { assertKnownNames, LOCK_OPTION_NAMES, LockError, prepareLockOptions } from '../../core';
 import { DISTRIBUTED_LOCK_METADATA } from '../distributed-lock.constants';
-import { DistributedLockInterceptor } from '../distributed-lock.interceptor';
 import { methodName, NOT_INITIALISED_MESSAGE, notAMethodMessage } from '../distributed-lock.messages';
+import { DistributedLockService } from '../distributed-lock.service';
 import type { DistributedLockOptions } from '../interfaces';
-import { compileLockKey } from '../lock-key-template';
-import { lockServiceRegistry } from '../lock-service-registry';
+import { compileLockKey, LockKeyBuilder } from '../lock-key-template';
+import { lockServiceRegistry, RegisteredLockService } from '../lock-service-registry';
 import { copyMethodMetadata } from './copy-method-metadata';
+import { runLocked, LockedCall } from './locked-call';
+
+/** A method @DistributedLock() may decorate: it returns a Promise or an Observable. */
+export type LockableMethod<Args extends unknown[] = any[]> = (
+  ...args: [...Args, ...any[]]
+) => Promise<unknown> | Observable<unknown>;
+
+/** Where Nest injects the app's DistributedLockService into instances with decorated methods. */
+const SERVICE = Symbol('nestjs-distributed-lock:service');
 
 /**
  * Runs the method holding a distributed lock whose key comes from its arguments:
- * `@DistributedLock({ key: 'seckill:{0}', waitMs: 2000 })`. The method's body runs inside the
- * lock's critical section, so nested calls for the same key re-enter and
- * `DistributedLockService.current()` returns the lock there. The decorated method always returns
- * a promise. Works on controller handlers and on provider methods (@Cron, @Interval, @OnEvent) in
- * any decorator order: other decorators' metadata is kept. Options are checked here, when the class
- * is defined; bad arguments at call time reject before any Redis command.
+ * `@DistributedLock({ key: 'seckill:{0}', waitMs: 2000 })`. The body runs inside the lock's
+ * critical section, so nested calls for the same key re-enter and `current()` returns the lock.
+ * The method must return a Promise (async) or an Observable (the lock is then held from
+ * subscription to complete, error or unsubscribe); anything else, or a key function whose
+ * parameters do not match the method's, is a compile error. Works on controller handlers and
+ * provider methods (@Cron, @Interval, @OnEvent) in any decorator order, keeping their metadata.
+ * Options are checked here, when the class is defined; bad arguments reject before any command.
  */
-export function DistributedLock(options: DistributedLockOptions): MethodDecorator {
-  return (target: object, propertyKey: string | symbol, descriptor?: PropertyDescriptor) => {
+export function DistributedLock<Args extends unknown[] = any[]>(
+  options: DistributedLockOptions<Args>,
+): <M extends LockableMethod<Args>>(
+  target: object,
+  propertyKey: string | symbol,
+  descriptor: TypedPropertyDescriptor<M>,
+) => TypedPropertyDescriptor<M> {
+  return (target, propertyKey, descriptor) => {
     const where = methodName(target, propertyKey);
     if (!descriptor || typeof descriptor.value !== 'function') throw new TypeError(notAMethodMessage(where));
-    const spec = compileSpec(options, where);
-    const original = descriptor.value as (...args: unknown[]) => unknown;
+    const original = descriptor.value as unknown as (...args: unknown[]) => unknown;
+    const declared = Reflect.getMetadata('design:paramtypes', target, propertyKey) as unknown[] | undefined;
+    const call = compileCall(options, where, declared?.length);
+    const returnType: unknown = Reflect.getMetadata('design:returntype', target, propertyKey);
+    // Injected per instance by Nest, so each app's instances use that app's service (and a
+    // testing module's overrideProvider(DistributedLockService) reaches decorated methods).
+    Optional()(target, SERVICE);
+    Inject(DistributedLockService)(target, SERVICE);
 
-    const wrapper = async function (this: unknown, ...args: unknown[]): Promise<unknown> {
-      const service = lockServiceRegistry.resolve(this);
-      if (!service) throw new LockError(NOT_INITIALISED_MESSAGE);
-      const key = spec.key(this, args);
-      const handle = spec.skipWhenBusy
-        ? await service.tryAcquire(key, spec.lockOptions)
-        : await service.acquire(key, spec.lockOptions);
-      if (!handle) return undefined;
-      try {
-        return await service.runInLock(handle, () => original.apply(this, args));
-      } finally {
-        await handle.release();
-      }
-    };
-    Object.defineProperty(wrapper, 'name', { value: original.name, configurable: true });
+    const wrapper = new Proxy(original, {
+      apply(method, thisArg: unknown, args: unknown[]) {
+        return runLocked(() => serviceOf(thisArg), call, wrapper, method, thisArg, args, returnType);
+      },
+    });
     copyMethodMetadata(original, wrapper);
     Reflect.defineMetadata(DISTRIBUTED_LOCK_METADATA, options, wrapper);
-    descriptor.value = wrapper;
-    // Busy → 423 and Redis down → 503 on HTTP routes; a no-op for provider methods.
-    UseInterceptors(DistributedLockInterceptor)(target, propertyKey, descriptor);
+    descriptor.value = wrapper as unknown as typeof descriptor.value;
     return descriptor;
   };
 }
 
-interface LockSpec {
-  key: ReturnType<typeof compileLockKey>;
-  skipWhenBusy: boolean;
-  lockOptions: LockOptions;
+function serviceOf(thisArg: unknown): RegisteredLockService {
+  const injected =
+    typeof thisArg === 'object' && thisArg !== null
+      ? (thisArg as Record<symbol, RegisteredLockService | undefined>)[SERVICE]
+      : undefined;
+  const service = injected ?? lockServiceRegistry.latest();
+  if (!service) throw new LockError(NOT_INITIALISED_MESSAGE);
+  return service;
 }
 
-function compileSpec(options: DistributedLockOptions, where: string): LockSpec {
+function compileCall(options: unknown, where: string, declaredParams: number | undefined): LockedCall {
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
     throw new TypeError(
-      `@DistributedLock() on ${where} needs an options object with a "key", got ${describe(options)}`,
+      `@DistributedLock() on ${where} needs an options object with a "key", got ${typeof options}`,
     );
   }
   const what = `@DistributedLock() options on ${where}`;
-  assertKnownNames(
-    options as unknown as Record<string, unknown>,
-    ['key', 'onBusy', ...LOCK_OPTION_NAMES],
-    what,
-  );
-  const { key, onBusy, ...lockOptions } = options;
+  assertKnownNames(options as Record<string, unknown>, ['key', 'onBusy', ...LOCK_OPTION_NAMES], what);
+  const { key, onBusy, ...lockOptions } = options as DistributedLockOptions;
   if (onBusy !== undefined && onBusy !== 'throw' && onBusy !== 'skip') {
     throw new TypeError(
-      `@DistributedLock() on ${where}: onBusy must be 'throw' or 'skip', got ${describe(onBusy)}`,
+      `@DistributedLock() on ${where}: onBusy must be 'throw' or 'skip', got ${String(onBusy)}`,
     );
   }
-  validateLockOptions(lockOptions, what);
-  return { key: compileLockKey(key, where), skipWhenBusy: onBusy === 'skip', lockOptions };
+  const prepared = prepareLockOptions(lockOptions, what);
+  const buildKey: LockKeyBuilder = compileLockKey(key, where, declaredParams);
+  return { where, buildKey, skipWhenBusy: onBusy === 'skip', options: prepared };
 }

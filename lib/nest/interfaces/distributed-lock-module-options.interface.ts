@@ -1,7 +1,9 @@
-import type { LockNotAcquiredError } from '../../core/errors';
-import type { LockEngineOptions } from '../../core/lock-options';
-import type { RedisConnectionOption } from '../../core/redis-connection';
-import type { RedlockOption } from '../../core/redlock/redlock-options';
+import type {
+  LockEngineOptions,
+  LockNotAcquiredError,
+  RedisConnectionOption,
+  RedlockOption,
+} from '../../core';
 
 /**
  * How the `Retry-After` header of a 423 answer is chosen.
@@ -24,6 +26,12 @@ export interface DistributedLockModuleOptions extends LockEngineOptions {
   busyStatus?: number;
   /** The `Retry-After` header of a "busy" answer. Default `true` (see RetryAfterOption). */
   retryAfter?: RetryAfterOption;
+  /**
+   * Default `true`: the module registers a global interceptor that answers lock errors on HTTP
+   * routes (busy → `busyStatus`, Redis down → 503, a bad key from request data → 400), for
+   * decorated and manual locks alike. `false`: register DistributedLockInterceptor yourself.
+   */
+  httpErrors?: boolean;
 }
 
 /** A class whose instance builds the module options (forRootAsync's `useClass` / `useExisting`). */

@@ -4,9 +4,9 @@
  * signal aborts) that never look at the clock.
  */
 import Redis, { RedisOptions } from 'ioredis';
-import { createLockEngine, CreateLockEngineOptions } from '../../../lib/core/create-lock-engine';
-import { LockEngine } from '../../../lib/core/lock-engine';
-import type { LockEventMap } from '../../../lib/core/lock-events';
+import { createLockEngine, CreateLockEngineOptions } from '../../../lib/core';
+import { LockEngine } from '../../../lib/core/engine/lock-engine';
+import type { LockEventMap } from '../../../lib/core/engine/lock-events';
 import { closeClient, redisClient } from '../../support/redis-assertions';
 import { redisInfo } from '../../support/redis-command';
 import { startRedis, RedisServerProcess } from '../../support/redis-server';

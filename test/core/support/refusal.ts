@@ -2,8 +2,8 @@
  * Helpers of the bad-input specs: an engine whose connection is up before counting starts, the
  * calls that take a key and options, and "refused with this error, nothing sent" as one assertion.
  */
-import type { LockEngine } from '../../../lib/core/lock-engine';
-import type { LockOptions } from '../../../lib/core/lock-options';
+import type { LockEngine } from '../../../lib/core/engine/lock-engine';
+import type { LockOptions } from '../../../lib/core/options/lock-options';
 import { commandsDuring, EngineEnv } from './engine-env';
 
 /**

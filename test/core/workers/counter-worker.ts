@@ -7,7 +7,7 @@
  * Protocol: emits {type:'ready'}, waits for {type:'go'}, emits {type:'done', ...counts}, exits.
  */
 import Redis from 'ioredis';
-import { createLockEngine } from '../../../lib/core/create-lock-engine';
+import { createLockEngine } from '../../../lib/core/topology/create-lock-engine';
 import { emit, onParentMessage, requiredEnv } from '../../support/worker-io';
 
 const url = requiredEnv('REDIS_URL');

@@ -6,9 +6,9 @@
  * Out: {type:'ready'}  {type:'contended', key}  {type:'acquired', id, fencingToken, attempts}
  *      {type:'failed', id, name, message}  {type:'released', id, result}  {type:'lost', key, reason}
  */
-import { createLockEngine } from '../../../lib/core/create-lock-engine';
-import type { LockHandle } from '../../../lib/core/lock-handle';
-import type { LockOptions } from '../../../lib/core/lock-options';
+import { createLockEngine } from '../../../lib/core/topology/create-lock-engine';
+import type { LockHandle } from '../../../lib/core/engine/lock-handle';
+import type { LockOptions } from '../../../lib/core/options/lock-options';
 import { emit, onParentMessage, requiredEnv } from '../../support/worker-io';
 
 type Command =

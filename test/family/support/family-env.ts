@@ -5,9 +5,9 @@
  */
 import * as path from 'path';
 import Redis from 'ioredis';
-import { createLockEngine, CreateLockEngineOptions } from '../../../lib/core/create-lock-engine';
-import { KeySpace, LockKeyNames, LockKindTag } from '../../../lib/core/key-space';
-import { LockEngine } from '../../../lib/core/lock-engine';
+import { createLockEngine, CreateLockEngineOptions } from '../../../lib/core';
+import { KeySpace, LockKeyNames, LockKindTag } from '../../../lib/core/engine/key-space';
+import { LockEngine } from '../../../lib/core/engine/lock-engine';
 import { closeClient, redisClient } from '../../support/redis-assertions';
 import { redisInfo } from '../../support/redis-command';
 import { startRedis, RedisServerProcess } from '../../support/redis-server';

@@ -11,7 +11,7 @@
  */
 import Redis from 'ioredis';
 import { randomUUID } from 'crypto';
-import { createLockEngine } from '../../../lib/core/create-lock-engine';
+import { createLockEngine } from '../../../lib/core/topology/create-lock-engine';
 import { emit, onParentMessage, requiredEnv } from '../../support/worker-io';
 
 const url = requiredEnv('REDIS_URL');

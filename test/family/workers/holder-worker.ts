@@ -8,9 +8,9 @@
  * Env: REDIS_URL, KEY_PREFIX, ORDER_KEY; optional WATCHDOG_LEASE_MS, RENEW_EVERY_MS, BACKOFF_MAX_MS.
  */
 import Redis from 'ioredis';
-import { createLockEngine } from '../../../lib/core/create-lock-engine';
-import type { LockHandle } from '../../../lib/core/lock-handle';
-import type { LockOptions } from '../../../lib/core/lock-options';
+import { createLockEngine } from '../../../lib/core/topology/create-lock-engine';
+import type { LockHandle } from '../../../lib/core/engine/lock-handle';
+import type { LockOptions } from '../../../lib/core/options/lock-options';
 import { emit, onParentMessage, requiredEnv } from '../../support/worker-io';
 
 const optionalNumber = (name: string): number | undefined =>

@@ -8,8 +8,8 @@
  *      {type:'done', scope, acquired, errors, lost} after {type:'stop'}. {type:'exit'} closes all.
  */
 import { Cluster } from 'ioredis';
-import { createLockEngine } from '../../../lib/core/create-lock-engine';
-import type { CreateLockEngineOptions } from '../../../lib/core/create-lock-engine';
+import { createLockEngine } from '../../../lib/core/topology/create-lock-engine';
+import type { CreateLockEngineOptions } from '../../../lib/core';
 import { FenceOracle } from '../support/fence-oracle';
 import { emit, onParentMessage, requiredEnv } from '../../support/worker-io';
 

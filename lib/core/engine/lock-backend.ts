@@ -1,0 +1,33 @@
+import type { KindRegistry } from '../kinds/kind-registry';
+import type { ConnectionState } from './lock-events';
+import type { Wakeups } from '../waiting/wakeup-hub';
+
+/** Where waiters hear that a lock was released (pub/sub on Redis, an in-process bus in tests). */
+export interface WakeupChannels {
+  /** Joins `channel`; resolves once the subscription is confirmed (or given up on: then waiters poll). */
+  join(channel: string): Promise<Wakeups>;
+  /** Channels with at least one local waiter (for stats and leak tests). */
+  readonly channelCount: number;
+  /** Drops every subscription and closes what it opened. */
+  close(): Promise<void>;
+}
+
+/**
+ * The storage side an engine is built on: one Redis (standalone or Sentinel), a Cluster, RedLock
+ * over independent masters, or the testing module's in-memory store.
+ */
+export interface LockBackend {
+  /** Picks the lock kind for validated options. */
+  readonly kinds: KindRegistry;
+  /** Wake-ups for waiters. */
+  readonly hub: WakeupChannels;
+  /**
+   * Round trip to the storage in ms (the slowest connection; RedLock: a quorum must answer).
+   * Rejects with LockRedisError when it cannot answer within `timeoutMs`.
+   */
+  ping(timeoutMs: number): Promise<number>;
+  /** Calls `listener` whenever one of its connections goes down or comes back up. */
+  watchConnections?(listener: (state: ConnectionState) => void): void;
+  /** Closes what the backend opened (never a client passed in by the user). */
+  close(): Promise<void>;
+}

@@ -1,0 +1,260 @@
+import { setMaxListeners } from 'node:events';
+import { LockError, LockLostError, LockNotAcquiredError, LockUpgradeError } from '../errors';
+import type { LockKind } from '../kinds/lock-kind';
+import { LockOptions, ResolvedEngineOptions } from '../options/lock-options';
+import { assertLockKey, callLockOptions } from '../options/validation';
+import { LocalWaitQueues } from '../waiting/wait-queue';
+import { withDeadline } from '../waiting/with-deadline';
+import { Acquisition, AcquisitionContext } from './acquisition';
+import { HeldLocks, kindName } from './held-locks';
+import { HoldTimes } from './hold-times';
+import { monotonicMs, randomId } from './ids';
+import { KeySpace } from './key-space';
+import type { LockBackend } from './lock-backend';
+import { currentInScope, heldInScope, runInLockScope } from './lock-context';
+import { LockEvents } from './lock-events';
+import { GrantHandle, LockGrant, LockHandle } from './lock-handle';
+
+/** Held grants, local waiters and subscribed channels of one engine. */
+export interface LockEngineStats {
+  held: number;
+  watchdog: number;
+  waitingLocks: number;
+  channels: number;
+  closed: boolean;
+}
+
+/** Whether the engine can serve locks now: its storage answered a PING, or why not. */
+export type LockEngineReadiness =
+  { ready: true; latencyMs: number } | { ready: false; reason: string; error?: unknown };
+
+/**
+ * The lock engine: the public surface (acquire, tryAcquire, using, current, close). Waiting lives
+ * in Acquisition, held locks and the watchdog in HeldLocks, the storage behind a LockBackend.
+ * Plain Node; no Nest inside. Built by createLockEngine() from options resolved once.
+ */
+export class LockEngine {
+  readonly engineId = randomId().slice(0, 8);
+  readonly events = new LockEvents();
+  private readonly keys: KeySpace;
+  private readonly held: HeldLocks;
+  private readonly queues = new LocalWaitQueues();
+  private readonly closing = new AbortController();
+  private readonly context: AcquisitionContext;
+  private readonly holdTimes = new HoldTimes();
+  private closed?: Promise<void>;
+  /** Critical sections running in using() / hold(): close() lets them finish (drainMs). */
+  private readonly sections = new Set<Promise<unknown>>();
+
+  constructor(
+    private readonly backend: LockBackend,
+    /** Resolved by resolveEngineOptions() (createLockEngine does it). */
+    readonly options: ResolvedEngineOptions,
+  ) {
+    this.keys = new KeySpace(options.keyPrefix);
+    // Every waiter listens to `closing` until it leaves; thousands of waiters are normal, not a leak.
+    setMaxListeners(0, this.closing.signal);
+    this.held = new HeldLocks(this.engineId, this.events, options.renewEveryMs);
+    backend.watchConnections?.((state) => this.events.safeEmit('connection', state));
+    this.events.on('released', (e) => {
+      if (e.result === 'released') this.holdTimes.record(e.key, e.heldMs);
+    });
+    this.context = {
+      hub: backend.hub,
+      queues: this.queues,
+      held: this.held,
+      events: this.events,
+      closing: this.closing.signal,
+      backoff: options.backoff,
+      // A renewed watchdog lease never has less than lease − period left; a fixed one may.
+      retryAfter: (key, remaining) =>
+        this.holdTimes.estimate(key, remaining, options.watchdogLeaseMs - options.renewEveryMs - 50),
+      isClosed: () => this.closed !== undefined,
+    };
+  }
+
+  /** Takes the lock, waiting up to `waitMs`; rejects with LockNotAcquiredError when it stays busy. */
+  async acquire(key: string, options?: LockOptions): Promise<LockHandle> {
+    return (await this.lock(key, options, false))!;
+  }
+
+  /** Like acquire, but resolves null when busy (default `waitMs` 0: a single attempt). */
+  tryAcquire(key: string, options?: LockOptions): Promise<LockHandle | null> {
+    return this.lock(key, options, true);
+  }
+
+  /** Runs `fn` holding the lock, inside its critical section (nested calls re-enter); always releases. */
+  async using<T>(
+    key: string,
+    options: LockOptions | undefined,
+    fn: (lock: LockHandle) => Promise<T> | T,
+  ): Promise<T> {
+    if (typeof fn !== 'function') throw new TypeError('using() needs a function as its third argument');
+    const handle = await this.acquire(key, options);
+    return this.hold(handle, () => fn(handle));
+  }
+
+  /** Runs `fn` inside the critical section of a handle from acquire(): calls in it re-enter that lock. */
+  runInLock<T>(handle: LockHandle, fn: () => T): T {
+    if (!(handle instanceof GrantHandle) || handle.grant.host !== this.held) {
+      throw new TypeError('runInLock() needs a handle returned by this lock service');
+    }
+    return runInLockScope(handle.grant.scopeKey, handle, fn);
+  }
+
+  /** The lock this async context holds: for `key`, or the innermost one. */
+  current(key?: string): LockHandle | undefined {
+    if (key !== undefined) assertLockKey(key);
+    return currentInScope(
+      (scopeKey, h) =>
+        scopeKey.startsWith(`${this.engineId}|`) && h.isHeld && (key === undefined || h.key === key),
+    );
+  }
+
+  /** Held grants, local waiters and subscribed channels (for health checks, metrics and leak tests). */
+  stats(): LockEngineStats {
+    return {
+      held: this.held.grants.size,
+      watchdog: this.held.watchdog.size,
+      waitingLocks: this.queues.size,
+      channels: this.backend.hub.channelCount,
+      closed: this.closed !== undefined,
+    };
+  }
+
+  /** PINGs the storage within `commandTimeoutMs`: ready with the round trip, or why not. Never throws. */
+  async readiness(): Promise<LockEngineReadiness> {
+    if (this.closed) return { ready: false, reason: 'the lock service is closed' };
+    try {
+      return { ready: true, latencyMs: await this.backend.ping(this.options.commandTimeoutMs) };
+    } catch (error) {
+      return { ready: false, reason: error instanceof Error ? error.message : String(error), error };
+    }
+  }
+
+  /** Releases held locks, wakes and fails waiters, stops timers, unsubscribes, closes owned connections. */
+  close(): Promise<void> {
+    this.closed ??= this.shutdown();
+    return this.closed;
+  }
+
+  /**
+   * Runs `fn` inside the critical section of `handle` and releases it afterwards, counting it as a
+   * running critical section that close() lets finish (decorated methods use this).
+   */
+  async hold<T>(handle: LockHandle, fn: () => Promise<T> | T): Promise<T> {
+    const section = (async () => {
+      try {
+        return await this.runInLock(handle, fn);
+      } finally {
+        await handle.release();
+      }
+    })();
+    this.sections.add(section);
+    try {
+      return await section;
+    } finally {
+      this.sections.delete(section);
+    }
+  }
+
+  private async shutdown(): Promise<void> {
+    this.closing.abort(new LockError('The lock service is shutting down'));
+    // Running critical sections finish first (their locks renewed), within drainMs.
+    if (this.sections.size > 0 && this.options.drainMs > 0) {
+      const settled = Promise.allSettled([...this.sections]);
+      await withDeadline(settled, this.options.drainMs);
+    }
+    this.held.stopTimers();
+    const releases: Promise<boolean>[] = [];
+    for (const grant of [...this.held.grants]) {
+      // Told first, so code still running in the critical section stops before the lock is gone.
+      grant.lose('closed');
+      for (const holdId of [...grant.openHolds]) releases.push(grant.releaseHold(holdId));
+    }
+    await Promise.all(releases);
+    await this.backend.close();
+  }
+
+  private async lock(
+    key: string,
+    options: LockOptions | undefined,
+    tryOnly: boolean,
+  ): Promise<LockHandle | null> {
+    assertLockKey(key);
+    const opts = callLockOptions(options);
+    opts.signal?.throwIfAborted();
+    const kind = this.backend.kinds.kindFor(opts);
+    const names = this.keys.names(key, kind.tag);
+    const held = heldInScope(`${this.engineId}|${names.lock}`);
+    if (this.closing.signal.aborted && !(held instanceof GrantHandle && held.grant.active)) {
+      throw new LockError(
+        this.held.grants.size === 0 ? 'The lock service is closed' : 'The lock service is shutting down',
+        key,
+      );
+    }
+    // The grant, not this one handle: after a downgrade the frame's write handle is released while
+    // the read hold on the same grant lives on, and asking again must re-enter, not self-deadlock.
+    if (held instanceof GrantHandle) {
+      if (held.grant.active) return this.reenter(held.grant, kind, opts, tryOnly);
+      // Inside a critical section whose lock is lost, asking again must not quietly take a new lock:
+      // the code around it still assumes the old one. A normally released grant is simply over.
+      if (held.grant.lost) throw held.grant.lost;
+    }
+    const fixedLease = opts.leaseMs ?? this.options.defaults.leaseMs;
+    return new Acquisition(this.context, {
+      key,
+      names,
+      kind,
+      options: opts,
+      waitMs: opts.waitMs ?? (tryOnly ? 0 : this.options.defaults.waitMs),
+      leaseMs: Math.min(fixedLease ?? this.options.watchdogLeaseMs, opts.maxHoldMs ?? Infinity),
+      watchdog: fixedLease === undefined,
+      tryOnly,
+    }).run();
+  }
+
+  /** A nested acquire by the async context that holds `grant`: one more hold, same token. */
+  private async reenter(
+    grant: LockGrant,
+    kind: LockKind,
+    opts: LockOptions,
+    tryOnly: boolean,
+  ): Promise<LockHandle | null> {
+    const key = grant.key;
+    if (!kind.reentrant || !grant.kind.reentrant) {
+      if (tryOnly) return null;
+      throw new LockNotAcquiredError(
+        key,
+        0,
+        -1,
+        'this async context already holds it and it is not reentrant',
+      );
+    }
+    if (grant.options.mode === 'read' && opts.mode === 'write') throw new LockUpgradeError(key);
+    const holdId = randomId();
+    const started = monotonicMs();
+    const result = await kind.attempt({
+      key,
+      names: grant.names,
+      owner: grant.owner,
+      holdId,
+      leaseMs: grant.leaseMs,
+      reenter: true,
+      options: opts,
+    });
+    if (result.status !== 'granted') {
+      grant.lose('expired');
+      throw grant.lost ?? new LockLostError(key, 'expired');
+    }
+    this.events.safeEmit('acquired', {
+      key,
+      kind: kindName(kind, opts),
+      waitedMs: monotonicMs() - started,
+      attempts: 1,
+      reentered: true,
+      fencingToken: grant.fencingToken,
+    });
+    return new GrantHandle(grant, holdId);
+  }
+}

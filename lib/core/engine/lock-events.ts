@@ -1,0 +1,70 @@
+import { EventEmitter } from 'node:events';
+import type { LockLostReason } from '../errors';
+
+/** Observability events of a lock engine (listen with `engine.events.on(name, fn)`). */
+export interface LockEventMap {
+  /**
+   * A lock was granted (or re-entered). `waitedMs` counts from the call; `attempts` Redis attempts made;
+   * `replicaAcks` replicas that acknowledged a fresh grant (only with the `replicas` option).
+   */
+  acquired: [
+    {
+      key: string;
+      kind: string;
+      waitedMs: number;
+      attempts: number;
+      reentered: boolean;
+      fencingToken: number;
+      replicaAcks?: number;
+    },
+  ];
+  /** An acquisition ended without the lock: `timeout` (busy), `aborted`, `closed` or `error` (Redis). */
+  notAcquired: [
+    {
+      key: string;
+      kind: string;
+      waitedMs: number;
+      attempts: number;
+      reason: 'timeout' | 'aborted' | 'closed' | 'error';
+    },
+  ];
+  /** An attempt found the lock busy (contention). */
+  contended: [{ key: string; kind: string; retryAfterMs: number }];
+  /** A hold was released; `heldMs` since the grant; `result` as Redis reported it. */
+  released: [
+    {
+      key: string;
+      kind: string;
+      heldMs: number;
+      result: 'released' | 'still-held' | 'not-held' | 'failed';
+      error?: unknown;
+    },
+  ];
+  /** A watchdog round: leases renewed, lost and failed. */
+  renewed: [{ renewed: number; lost: number; failed: number }];
+  /** A held lock is known lost; its handle's signal was aborted with the same reason. */
+  lost: [{ key: string; kind: string; reason: LockLostReason; error: Error }];
+  /** A connection to the storage went down or came back (once per change, not per command). */
+  connection: [ConnectionState];
+}
+
+/** The state of one storage connection (`name`: `Redis`, or `RedLock node 2`). */
+export interface ConnectionState {
+  name: string;
+  state: 'up' | 'down';
+  /** Why it is down (the connection error's message). */
+  reason?: string;
+}
+
+/** A typed EventEmitter for LockEventMap. Listener errors never reach the lock engine. */
+export class LockEvents extends EventEmitter<LockEventMap> {
+  /** Emits without letting a throwing listener break the caller. */
+  safeEmit<K extends keyof LockEventMap>(name: K, ...args: LockEventMap[K]): void {
+    if (this.listenerCount(name) === 0) return;
+    try {
+      (this.emit as (n: K, ...a: LockEventMap[K]) => boolean)(name, ...args);
+    } catch {
+      // Observability must not change lock behaviour.
+    }
+  }
+}

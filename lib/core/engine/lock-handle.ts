@@ -1,0 +1,236 @@
+import { LockLostError, LockLostReason } from '../errors';
+import { monotonicMs } from './ids';
+import type { LockKeyNames } from './key-space';
+import type { HoldRef, LockKind, ReleaseResult } from '../kinds/lock-kind';
+import type { LockOptions } from '../options/lock-options';
+
+/** A held lock. One handle per acquire; a re-entry gets its own handle on the same grant. */
+export interface LockHandle {
+  /** The user key, exactly as given. */
+  readonly key: string;
+  /** Strictly increases per key across all holders; hand it to storage that rejects stale writers. */
+  readonly fencingToken: number;
+  /** Aborted (reason: LockLostError) the moment the lock is known lost. Not aborted by a normal release. */
+  readonly signal: AbortSignal;
+  /** Replicas that acknowledged the grant (Sentinel with `WAIT`); undefined when not asked for. */
+  readonly replicaAcks?: number;
+  /** Releases this hold. Resolves false, never throws, when it was no longer held (or Redis failed). */
+  release(): Promise<boolean>;
+  /** Extends the lease (default: the lease it was taken with). Throws LockLostError when no longer held. */
+  extend(leaseMs?: number): Promise<void>;
+  /** Milliseconds left of the lease by this process' monotonic clock (0 when lost or released). */
+  remainingMs(): number;
+  /** True until released or lost. */
+  readonly isHeld: boolean;
+}
+
+/** What a grant needs from the engine that issued it. */
+export interface GrantHost {
+  readonly engineId: string;
+  onGrantEnded(grant: LockGrant): void;
+  onReleased(grant: LockGrant, result: ReleaseResult | 'failed', error?: unknown): void;
+  /** Retries a release that failed on a Redis error, in the background, until `untilMonotonic`. */
+  retryRelease(grant: LockGrant, hold: HoldRef, untilMonotonic: number): void;
+  onLost(grant: LockGrant, error: LockLostError): void;
+  extend(grant: LockGrant, leaseMs: number): Promise<void>;
+}
+
+/** The lease of a new grant. */
+export interface GrantLease {
+  readonly leaseMs: number;
+  readonly watchdog: boolean;
+  /** Monotonic time the granting request was sent: the lease is counted from then. */
+  readonly requestedAt: number;
+  readonly replicaAcks?: number;
+}
+
+/**
+ * One grant of a lock by Redis: owner, fencing token, lease and the signal shared by the handles of
+ * its holds (the first acquire and every re-entry).
+ */
+export class LockGrant {
+  /** Created on first use (handle.signal or a loss): most grants never need one. */
+  private controller?: AbortController;
+  readonly openHolds = new Set<string>();
+  readonly scopeKey: string;
+  /** Monotonic time at which the lease runs out unless renewed. */
+  expiresAt: number;
+  /** Monotonic time the granting request was sent. */
+  readonly grantedAt: number;
+  lost?: LockLostError;
+  ended = false;
+  private expiryTimer?: NodeJS.Timeout;
+  /** The lease in ms. */
+  readonly leaseMs: number;
+  /** True when the watchdog renews the lease. */
+  readonly watchdog: boolean;
+  readonly replicaAcks?: number;
+  /** Monotonic time after which the lock is not renewed any more (maxHoldMs); Infinity without. */
+  readonly holdDeadline: number;
+
+  constructor(
+    readonly host: GrantHost,
+    readonly kind: LockKind,
+    readonly key: string,
+    readonly names: LockKeyNames,
+    readonly owner: string,
+    readonly fencingToken: number,
+    readonly options: LockOptions,
+    lease: GrantLease,
+  ) {
+    this.leaseMs = lease.leaseMs;
+    this.watchdog = lease.watchdog;
+    this.replicaAcks = lease.replicaAcks;
+    const requestedAt = lease.requestedAt;
+    this.scopeKey = `${host.engineId}|${names.lock}`;
+    this.grantedAt = requestedAt;
+    this.expiresAt = requestedAt + lease.leaseMs;
+    this.holdDeadline = options.maxHoldMs === undefined ? Infinity : requestedAt + options.maxHoldMs;
+    if (!lease.watchdog || this.holdDeadline < Infinity) this.armExpiry();
+  }
+
+  /** The signal shared by the handles of this grant; aborted with LockLostError on a loss. */
+  get signal(): AbortSignal {
+    this.controller ??= new AbortController();
+    return this.controller.signal;
+  }
+
+  get active(): boolean {
+    return !this.ended && !this.lost;
+  }
+
+  /** The lease a renewal sent at `sentAt` asks for: never past maxHoldMs (0: do not renew). */
+  renewalLeaseMs(sentAt: number, leaseMs = this.leaseMs): number {
+    return Math.max(0, Math.min(leaseMs, this.holdDeadline - sentAt));
+  }
+
+  /** Moves the lease end (after a renewal sent at `sentAt`) and re-arms the expiry timer. */
+  renewed(sentAt: number, leaseMs: number): void {
+    this.expiresAt = sentAt + leaseMs;
+    if (!this.watchdog || this.holdDeadline < Infinity) this.armExpiry();
+  }
+
+  /** Marks the grant lost: aborts the signal at once and stops timers and renewals. */
+  lose(reason: LockLostReason, cause?: unknown): void {
+    if (this.lost || this.ended) return;
+    this.lost = new LockLostError(this.key, reason, cause);
+    this.stop();
+    // Built now if nobody asked for the signal yet, so a later handle.signal is already aborted.
+    this.controller ??= new AbortController();
+    this.controller.abort(this.lost);
+    this.host.onLost(this, this.lost);
+  }
+
+  /**
+   * Releases one hold in Redis: the path of every release (handles, and close()). Resolves false,
+   * never throws, when the hold was no longer held or Redis failed (then retried in the background
+   * until the lease would have ended anyway: a failover can outlast one command timeout).
+   */
+  async releaseHold(holdId: string): Promise<boolean> {
+    if (!this.openHolds.delete(holdId)) return false; // already released (e.g. by close())
+    const hold = { key: this.key, names: this.names, owner: this.owner, holdId, options: this.options };
+    const keepMs = this.grantedAt + (this.options.minHoldMs ?? 0) - monotonicMs();
+    if (keepMs >= 1 && this.openHolds.size === 0 && this.active) return this.keepUntilMinHold(hold, keepMs);
+    let result: ReleaseResult;
+    try {
+      result = await this.kind.release(hold);
+    } catch (err) {
+      const leaseEnd = this.expiresAt;
+      if (this.openHolds.size === 0) this.end();
+      this.host.onReleased(this, 'failed', err);
+      this.host.retryRelease(this, hold, leaseEnd);
+      return false;
+    }
+    if (result === 'not-held') this.lose('expired');
+    if (result === 'released' || this.openHolds.size === 0) this.end();
+    this.host.onReleased(this, result);
+    return result !== 'not-held';
+  }
+
+  /**
+   * The last release before minHoldMs: instead of deleting the lock, shorten (or stretch) its lease
+   * so it ends exactly at grant + minHoldMs. The grant ends here; Redis lets the lock expire.
+   */
+  private async keepUntilMinHold(hold: HoldRef, keepMs: number): Promise<boolean> {
+    let result: string;
+    try {
+      [result = 'gone'] = await this.kind.renew([{ ...hold, holdId: '', leaseMs: Math.ceil(keepMs) }]);
+    } catch (err) {
+      this.end();
+      this.host.onReleased(this, 'failed', err);
+      return false; // the lease ends it anyway
+    }
+    if (result !== 'renewed') this.lose('expired');
+    this.end();
+    this.host.onReleased(this, result === 'renewed' ? 'released' : 'not-held');
+    return result === 'renewed';
+  }
+
+  /** Ends the grant after its last release: no timers, no renewals. */
+  end(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.stop();
+  }
+
+  private stop(): void {
+    clearTimeout(this.expiryTimer);
+    this.expiryTimer = undefined;
+    this.host.onGrantEnded(this);
+  }
+
+  private armExpiry(): void {
+    clearTimeout(this.expiryTimer);
+    // A watchdog lease is renewed before it ends; only maxHoldMs ends it on purpose.
+    const end = this.watchdog ? this.holdDeadline : Math.min(this.expiresAt, this.holdDeadline);
+    const reason = end === this.holdDeadline ? 'max-hold' : 'expired';
+    const ms = Math.max(0, end - monotonicMs());
+    this.expiryTimer = setTimeout(() => this.lose(reason), ms);
+    this.expiryTimer.unref(); // a held lock alone must not keep a process alive
+  }
+}
+
+/** The handle of one hold on a grant. */
+export class GrantHandle implements LockHandle {
+  private released = false;
+
+  constructor(
+    readonly grant: LockGrant,
+    readonly holdId: string,
+  ) {
+    grant.openHolds.add(holdId);
+  }
+
+  get key(): string {
+    return this.grant.key;
+  }
+  get fencingToken(): number {
+    return this.grant.fencingToken;
+  }
+  get signal(): AbortSignal {
+    return this.grant.signal;
+  }
+  get replicaAcks(): number | undefined {
+    return this.grant.replicaAcks;
+  }
+  get isHeld(): boolean {
+    return !this.released && this.grant.active;
+  }
+
+  remainingMs(): number {
+    return this.isHeld ? Math.max(0, this.grant.expiresAt - monotonicMs()) : 0;
+  }
+
+  release(): Promise<boolean> {
+    if (this.released) return Promise.resolve(false);
+    this.released = true;
+    return this.grant.releaseHold(this.holdId);
+  }
+
+  async extend(leaseMs?: number): Promise<void> {
+    const g = this.grant;
+    if (this.released || g.ended) throw new LockLostError(g.key, 'expired');
+    if (g.lost) throw g.lost;
+    await g.host.extend(g, leaseMs ?? g.leaseMs);
+  }
+}

@@ -1,0 +1,108 @@
+import { monotonicMs } from './ids';
+import type { LockGrant } from './lock-handle';
+import type { LockKind, RenewRequest } from '../kinds/lock-kind';
+
+/** What a watchdog round did, for events and metrics. */
+export interface RenewalRound {
+  renewed: number;
+  lost: number;
+  failed: number;
+}
+
+/**
+ * Keeps watchdog-leased locks alive: one timer for all of them, renewals batched per lock kind
+ * (renew-batch.ts turns a batch into one command per 500 locks or per Cluster slot). Any renewal
+ * that fails or finds the lock gone aborts that lock's signal at once; nothing fails silently.
+ */
+export class Watchdog {
+  private readonly grants = new Set<LockGrant>();
+  private timer?: NodeJS.Timeout;
+  private running = false;
+
+  constructor(
+    private readonly periodMs: number,
+    private readonly onRound: (round: RenewalRound) => void,
+  ) {}
+
+  add(grant: LockGrant): void {
+    this.grants.add(grant);
+    if (!this.timer) {
+      this.timer = setInterval(() => void this.tick(), this.periodMs);
+      this.timer.unref(); // a held lock alone must not keep a process alive
+    }
+  }
+
+  delete(grant: LockGrant): void {
+    this.grants.delete(grant);
+    if (this.grants.size === 0) this.stop();
+  }
+
+  get size(): number {
+    return this.grants.size;
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  /** One renewal round (exposed for tests and for extend-now). */
+  async tick(): Promise<void> {
+    if (this.running) return; // a slow Redis must not stack rounds
+    this.running = true;
+    const round: RenewalRound = { renewed: 0, lost: 0, failed: 0 };
+    try {
+      const now = monotonicMs();
+      const byKind = new Map<LockKind, LockGrant[]>();
+      for (const g of this.grants) {
+        if (g.renewalLeaseMs(now) === 0) continue; // maxHoldMs reached: its timer ends it
+        // A blocked event loop can outlive the lease: then the lock is already gone, say so.
+        if (now >= g.expiresAt) {
+          g.lose('expired');
+          round.lost++;
+          continue;
+        }
+        const list = byKind.get(g.kind) ?? [];
+        list.push(g);
+        byKind.set(g.kind, list);
+      }
+      await Promise.all([...byKind].map(([kind, list]) => this.renewKind(kind, list, round)));
+    } finally {
+      this.running = false;
+      if (round.renewed + round.lost + round.failed > 0) this.onRound(round);
+    }
+  }
+
+  private async renewKind(kind: LockKind, grants: LockGrant[], round: RenewalRound): Promise<void> {
+    const sentAt = monotonicMs();
+    const leases = grants.map((g) => g.renewalLeaseMs(sentAt));
+    const requests: RenewRequest[] = grants.map((g, i) => ({
+      key: g.key,
+      names: g.names,
+      owner: g.owner,
+      holdId: '',
+      options: g.options,
+      leaseMs: Math.max(1, leases[i]!),
+    }));
+    try {
+      const results = await kind.renew(requests);
+      results.forEach((result, i) => {
+        const g = grants[i]!;
+        if (!g.active) return; // released meanwhile: its result says nothing about the holder
+        if (result === 'renewed') {
+          g.renewed(sentAt, leases[i]!);
+          round.renewed++;
+        } else {
+          g.lose(result === 'gone' ? 'deleted' : 'taken-over');
+          round.lost++;
+        }
+      });
+    } catch (err) {
+      for (const g of grants) {
+        if (!g.active) continue;
+        g.lose('renewal-failed', err);
+        round.failed++;
+      }
+    }
+  }
+}

@@ -1,0 +1,68 @@
+import type { LockKeyNames, LockKindTag } from '../engine/key-space';
+import type { LockOptions } from '../options/lock-options';
+
+/** One attempt to take (or re-enter) a lock. */
+export interface AttemptRequest {
+  readonly key: string;
+  readonly names: LockKeyNames;
+  readonly owner: string;
+  readonly holdId: string;
+  readonly leaseMs: number;
+  /** True when this async context already holds the lock with `owner`: re-enter, never a fresh grant. */
+  readonly reenter: boolean;
+  readonly options: LockOptions;
+  /** The attempt's command settles within this (capped by the command timeout); default: that timeout. */
+  readonly timeoutMs?: number;
+}
+
+/** What an attempt got. */
+export type AttemptResult =
+  | { status: 'granted'; fencingToken: number; reentered: boolean; replicaAcks?: number }
+  /** `reason`: why, when it is more than "held by another owner" (e.g. a RedLock split vote). */
+  | { status: 'busy'; retryAfterMs: number; reason?: string }
+  /** Re-entry was asked, but Redis no longer has this owner's lock. */
+  | { status: 'not-held' };
+
+/** Identifies one hold of one grant. */
+export interface HoldRef {
+  readonly key: string;
+  readonly names: LockKeyNames;
+  readonly owner: string;
+  readonly holdId: string;
+  readonly options: LockOptions;
+}
+
+/** `released`: the lock is free now; `still-held`: nested holds remain; `not-held`: nothing was ours. */
+export type ReleaseResult = 'released' | 'still-held' | 'not-held';
+
+/** One lease to renew. */
+export interface RenewRequest extends HoldRef {
+  readonly leaseMs: number;
+}
+
+/** `gone`: expired or deleted; `taken-over`: another owner holds it now. */
+export type RenewResult = 'renewed' | 'gone' | 'taken-over';
+
+/**
+ * A lock kind (mutex, token lock, read-write, fair, semaphore, RedLock...): the Redis side of
+ * acquire, release and renew. The engine owns waiting, leases, the watchdog, context and handles.
+ */
+export interface LockKind {
+  /** Part of the Redis key name; kinds with the same tag exclude each other. */
+  readonly tag: LockKindTag;
+  /** True: only the local head waiter attempts; false: every local waiter may (shared holders). */
+  readonly exclusive: boolean;
+  /** Whether the same async context may take it again. */
+  readonly reentrant: boolean;
+  attempt(request: AttemptRequest): Promise<AttemptResult>;
+  release(hold: HoldRef): Promise<ReleaseResult>;
+  /** Renews many leases in as few round trips as the topology allows. */
+  renew(requests: readonly RenewRequest[]): Promise<RenewResult[]>;
+  /** Per-request exclusivity when it depends on the options (read-write: writers exclusive, readers shared). */
+  isExclusive?(options: LockOptions): boolean;
+  /**
+   * Called once when a waiter gives up (timeout, abort, error, shutdown) after at least one attempt,
+   * for kinds that keep waiters in Redis (fair queue, writer-waiting marker). Must not throw.
+   */
+  abandon?(request: AttemptRequest): Promise<void>;
+}

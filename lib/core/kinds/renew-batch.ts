@@ -1,0 +1,64 @@
+import calculateSlot from 'cluster-key-slot';
+import { isCluster } from '../redis/redis-client';
+import { RedisGateway } from '../redis/redis-gateway';
+import { defineScript, LuaScript } from '../redis/script-library';
+import type { RenewRequest, RenewResult } from './lock-kind';
+import type { RenewReply } from './reply';
+
+/** ARGV: owner id, new lease ms, per request. */
+type RenewArgs = (string | number)[];
+const RENEW = defineScript<RenewArgs, RenewReply>('renew');
+/** The shared-holder kinds' renewal (read-write lock, semaphore): two keys per request. */
+export const HOLDERS_RENEW = defineScript<RenewArgs, RenewReply>('holders-renew');
+/** Requests per script call: keeps batches well under Redis' argument and reply limits. */
+const CHUNK = 500;
+
+/**
+ * Renews mutex and token-lock leases (renew.lua, one key per lock) with as few commands as the
+ * topology allows.
+ */
+export function renewInBatches(
+  gateway: RedisGateway,
+  requests: readonly RenewRequest[],
+): Promise<RenewResult[]> {
+  return renewPerSlot(gateway, RENEW, requests, (r) => [r.names.lock]);
+}
+
+/**
+ * Renews leases with a multi-lock script: one call per 500 locks on a single Redis, one per hash
+ * slot (and 500 locks) on a Cluster. The script gets `keysOf(r)` for each request in order and ARGV
+ * owner, lease ms per request, and answers 1 renewed, 0 gone, -1 taken over per request.
+ */
+export async function renewPerSlot(
+  gateway: RedisGateway,
+  script: LuaScript<RenewArgs, RenewReply>,
+  requests: readonly RenewRequest[],
+  keysOf: (request: RenewRequest) => string[],
+): Promise<RenewResult[]> {
+  const results: RenewResult[] = new Array(requests.length);
+  const groups = new Map<number, number[]>();
+  const cluster = isCluster(gateway.client);
+  requests.forEach((r, i) => {
+    const group = cluster ? calculateSlot(r.names.lock) : 0;
+    const list = groups.get(group) ?? [];
+    list.push(i);
+    groups.set(group, list);
+  });
+  const calls: Promise<void>[] = [];
+  for (const indexes of groups.values()) {
+    for (let start = 0; start < indexes.length; start += CHUNK) {
+      const chunk = indexes.slice(start, start + CHUNK);
+      const keys = chunk.flatMap((i) => keysOf(requests[i]!));
+      const args = chunk.flatMap((i) => [requests[i]!.owner, requests[i]!.leaseMs]);
+      calls.push(
+        gateway.run(script, keys, args).then((reply) => {
+          reply.forEach((code, j) => {
+            results[chunk[j]!] = code === 1 ? 'renewed' : code === 0 ? 'gone' : 'taken-over';
+          });
+        }),
+      );
+    }
+  }
+  await Promise.all(calls);
+  return results;
+}

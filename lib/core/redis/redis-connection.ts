@@ -1,0 +1,88 @@
+import Redis, { RedisOptions } from 'ioredis';
+import { describe } from '../options/validation';
+import { withDeadline } from '../waiting/with-deadline';
+import { isCluster, isRedisClient, RedisClient } from './redis-client';
+
+/** How to reach Redis: a URL, ioredis options (standalone or Sentinel), or an existing Redis/Cluster. */
+export type RedisConnectionOption = string | RedisOptions | RedisClient;
+
+/** A connection and whether the engine opened it (and so must close it). */
+export interface ResolvedConnection {
+  client: RedisClient;
+  owned: boolean;
+}
+
+/** Turns the `redis` option into a client; a client passed in is used as is and never closed by us. */
+export function resolveConnection(option: RedisConnectionOption, name = 'redis'): ResolvedConnection {
+  if (isRedisClient(option)) return { client: option, owned: false };
+  const resolved = openConnection(option, name);
+  // Connection trouble reaches callers as LockRedisError from the commands it fails; without a
+  // listener ioredis would also print every reconnect error of a client we own to the console.
+  resolved.client.on('error', () => undefined);
+  return resolved;
+}
+
+/**
+ * Refuses anything that is not a redis:// or rediss:// URL, an options object or a client, before
+ * anything connects. `name` names the option in the message (`redis`, `redlock[2]`).
+ */
+export function assertConnectionOption(option: unknown, name = 'redis', clients = 'Redis/Cluster'): void {
+  if (isRedisClient(option)) return;
+  if (typeof option === 'string') {
+    if (!REDIS_URL.test(option)) {
+      throw new TypeError(`${name} must be a redis:// or rediss:// URL, got ${describe(option)}`);
+    }
+    return;
+  }
+  if (typeof option !== 'object' || option === null || Array.isArray(option)) {
+    throw new TypeError(
+      `${name} must be a URL, ioredis options, or an ioredis ${clients} instance, got ${describe(option)}`,
+    );
+  }
+}
+
+const REDIS_URL = /^rediss?:\/\//;
+
+function openConnection(
+  option: Exclude<RedisConnectionOption, RedisClient>,
+  name: string,
+): ResolvedConnection {
+  assertConnectionOption(option, name);
+  // lazyConnect: no socket until the first command, so building an engine that is never used (a
+  // Nest app whose start-up fails later) leaves nothing open.
+  if (typeof option === 'string') {
+    return { client: new Redis(option, { ...CLIENT_DEFAULTS, lazyConnect: true }), owned: true };
+  }
+  const defaults = option.sentinels ? { ...CLIENT_DEFAULTS, ...SENTINEL_DEFAULTS } : CLIENT_DEFAULTS;
+  return { client: new Redis({ ...defaults, lazyConnect: true, ...option }), owned: true };
+}
+
+/** For connections we open: fail queued commands after a few reconnect attempts instead of 20. */
+const CLIENT_DEFAULTS: RedisOptions = { maxRetriesPerRequest: 3 };
+
+/**
+ * For Sentinel connections we open: follow `+switch-master` at once (a frozen or partitioned old
+ * master would otherwise keep the connection), and reconnect when a demoted master answers READONLY.
+ */
+const SENTINEL_DEFAULTS: RedisOptions = {
+  failoverDetector: true,
+  reconnectOnError: (err) => (err.message.startsWith('READONLY') ? 2 : false),
+};
+
+/**
+ * A dedicated subscriber connection for wake-ups, with the same target and options as `client`.
+ * On a Cluster it uses ioredis' sharded subscribers: one connection per master that serves a
+ * subscribed slot, moved by ioredis when the slot's owner changes (failover, MOVED, migration).
+ */
+export function duplicateForSubscriber(client: RedisClient): RedisClient {
+  return isCluster(client) ? client.duplicate([], { shardedSubscribers: true }) : client.duplicate();
+}
+
+/** QUIT with a deadline, then disconnect: a dead or frozen server must not hang shutdown. */
+export async function closeConnection(client: RedisClient, graceMs = 1000): Promise<void> {
+  if (client.status === 'end') return;
+  if (client.status === 'ready') {
+    await withDeadline(client.quit(), graceMs);
+  }
+  client.disconnect();
+}

@@ -1,0 +1,123 @@
+import { LockRedisError } from '../errors';
+import { retryDuringFailover, ridesOutFailover } from '../topology/failover-retry';
+import { RedisClient } from './redis-client';
+import { LuaScript, ScriptArg } from './script-library';
+import { withDeadline } from '../waiting/with-deadline';
+
+/**
+ * Runs the library's Lua scripts on one Redis (or Cluster): EVALSHA first, EVAL once on NOSCRIPT
+ * (after SCRIPT FLUSH or a failover), every call bounded by `commandTimeoutMs`, every failure a
+ * LockRedisError that names the key and keeps the Redis error as `cause`.
+ */
+export class RedisGateway {
+  /** Wake-ups go out with SPUBLISH on a Redis 7 Cluster (sharded pub/sub), PUBLISH otherwise. */
+  publishCommand: 'PUBLISH' | 'SPUBLISH' = 'PUBLISH';
+
+  /** Work that must finish before the next script runs; kept until it reports success. */
+  private preflight?: () => Promise<boolean>;
+  private preflightRun?: Promise<void>;
+  /** Cluster and Sentinel: failover errors are retried until the command's deadline. */
+  private readonly ridesOutFailover: boolean;
+
+  constructor(
+    readonly client: RedisClient,
+    private readonly commandTimeoutMs: number,
+  ) {
+    this.ridesOutFailover = ridesOutFailover(client);
+  }
+
+  /**
+   * Runs `task` before the next script (e.g. choosing the publish command once the server version
+   * is known). A task that resolves false or rejects is tried again before the following script;
+   * the script itself runs either way.
+   */
+  beforeNextScript(task: () => Promise<boolean>): void {
+    this.preflight = task;
+  }
+
+  /**
+   * Runs `script`, settling within `commandTimeoutMs` or `timeoutMs` when that is shorter (a caller
+   * whose wait ends sooner must not be held by a hanging Redis). A reply that arrives after the
+   * timeout goes to `onLateReply` instead of being lost (e.g. to undo a late grant).
+   */
+  async run<Args extends readonly ScriptArg[], Reply>(
+    script: LuaScript<Args, Reply>,
+    keys: string[],
+    args: Args,
+    userKey?: string,
+    onLateReply?: (reply: Reply) => void,
+    timeoutMs = this.commandTimeoutMs,
+  ): Promise<Reply> {
+    let timedOut = false;
+    const call = (
+      this.ridesOutFailover
+        ? retryDuringFailover(
+            () => this.evalWithReload(script, keys, args),
+            () => timedOut,
+          )
+        : this.evalWithReload(script, keys, args)
+    ) as Promise<Reply>;
+    call.then(
+      (reply) => {
+        if (timedOut && onLateReply) onLateReply(reply);
+      },
+      () => undefined, // the error is reported through withDeadline, or was already a timeout
+    );
+    const limit = Math.max(1, Math.min(timeoutMs, this.commandTimeoutMs));
+    try {
+      return await withDeadline(call, limit, () => {
+        timedOut = true;
+        return new LockRedisError(
+          `Redis did not answer ${script.name} within ${limit} ms` +
+            (userKey === undefined ? '' : ` for lock "${userKey}"`),
+          userKey,
+        );
+      });
+    } catch (err) {
+      throw toLockRedisError(err, script.name, userKey);
+    }
+  }
+
+  private async evalWithReload(
+    script: LuaScript<readonly ScriptArg[], unknown>,
+    keys: string[],
+    args: readonly ScriptArg[],
+  ): Promise<unknown> {
+    if (this.preflight) await this.runPreflight();
+    try {
+      return await this.client.evalsha(script.sha, keys.length, ...keys, ...args);
+    } catch (err) {
+      if (!isNoScript(err)) throw err;
+      // EVAL both runs and caches the script, so the next EVALSHA hits again.
+      return await this.client.eval(script.source, keys.length, ...keys, ...args);
+    }
+  }
+
+  private runPreflight(): Promise<void> {
+    const task = this.preflight!;
+    this.preflightRun ??= task()
+      .then(
+        (done) => {
+          if (done && this.preflight === task) this.preflight = undefined;
+        },
+        () => undefined,
+      )
+      .finally(() => (this.preflightRun = undefined));
+    return this.preflightRun;
+  }
+}
+
+function isNoScript(err: unknown): boolean {
+  return err instanceof Error && err.message.startsWith('NOSCRIPT');
+}
+
+/** Wraps any failure as LockRedisError (kept as is when it already is one). */
+export function toLockRedisError(err: unknown, operation: string, userKey?: string): LockRedisError {
+  if (err instanceof LockRedisError) return err;
+  const detail = err instanceof Error ? err.message : String(err);
+  return new LockRedisError(
+    `Redis failed during ${operation}${userKey === undefined ? '' : ` for lock "${userKey}"`}: ${detail}`,
+    userKey,
+    err,
+  );
+}

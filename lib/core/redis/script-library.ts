@@ -1,0 +1,42 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** One value of a script's ARGV. */
+export type ScriptArg = string | number;
+
+/**
+ * A Lua script loaded once from lib/core/scripts, with its SHA1 for EVALSHA. `Args` and `Reply` are
+ * the script's ARGV and reply types, declared where the script is defined (see defineScript), so
+ * callers get typed arguments and replies instead of casting `unknown`.
+ */
+export interface LuaScript<Args extends readonly ScriptArg[] = ScriptArg[], Reply = unknown> {
+  readonly name: string;
+  readonly source: string;
+  readonly sha: string;
+  /** Type-only: never set at run time. */
+  readonly __types?: { args: Args; reply: Reply };
+}
+
+const SCRIPTS_DIR = join(__dirname, '..', 'scripts');
+const cache = new Map<string, LuaScript>();
+
+/**
+ * Loads `scripts/<name>.lua` (resolving `--!include other.lua` lines) once per process and types it:
+ * `defineScript<[owner: string, leaseMs: number], 0 | 1>('token-release')`.
+ */
+export function defineScript<Args extends readonly ScriptArg[], Reply>(name: string): LuaScript<Args, Reply> {
+  let script = cache.get(name);
+  if (!script) {
+    const source = expandIncludes(readFileSync(join(SCRIPTS_DIR, `${name}.lua`), 'utf8'));
+    script = { name, source, sha: createHash('sha1').update(source).digest('hex') };
+    cache.set(name, script);
+  }
+  return script as unknown as LuaScript<Args, Reply>;
+}
+
+function expandIncludes(source: string): string {
+  return source.replace(/^--!include (\S+)\s*$/gm, (_line, file: string) =>
+    readFileSync(join(SCRIPTS_DIR, file), 'utf8'),
+  );
+}

@@ -1,0 +1,72 @@
+import { chooseClusterPublish } from './cluster-pubsub';
+import { KindRegistry } from '../kinds/kind-registry';
+import { FairLock } from '../kinds/fair-lock';
+import { ReadWriteLock } from '../kinds/read-write-lock';
+import { ReentrantMutex } from '../kinds/reentrant-mutex';
+import { Semaphore } from '../kinds/semaphore';
+import { TokenLock } from '../kinds/token-lock';
+import { waiterTtlMs } from '../kinds/waiter-ttl';
+import type { LockBackend } from '../engine/lock-backend';
+import { pingClient } from '../redis/ping';
+import { watchConnection } from '../redis/connection-watch';
+import type { ConnectionState } from '../engine/lock-events';
+import type { ResolvedEngineOptions } from '../options/lock-options';
+import { closeConnection, duplicateForSubscriber, ResolvedConnection } from '../redis/redis-connection';
+import { RedisGateway } from '../redis/redis-gateway';
+import { isCluster } from '../redis/redis-client';
+import { withReplicaAcks } from './replica-acks';
+import { WakeupHub } from '../waiting/wakeup-hub';
+
+/** Locks on one Redis deployment: a standalone server, a Sentinel-managed master, or a Cluster. */
+export class RedisBackend implements LockBackend {
+  readonly gateway: RedisGateway;
+  readonly hub: WakeupHub;
+  readonly kinds: KindRegistry;
+
+  constructor(
+    private readonly connection: ResolvedConnection,
+    options: ResolvedEngineOptions,
+  ) {
+    this.gateway = new RedisGateway(connection.client, options.commandTimeoutMs);
+    const client = connection.client;
+    if (isCluster(client))
+      chooseClusterPublish(client, this.gateway, Math.ceil(options.commandTimeoutMs / 2));
+    this.hub = new WakeupHub(
+      () => duplicateForSubscriber(connection.client),
+      () => this.gateway.publishCommand === 'SPUBLISH',
+      options.commandTimeoutMs,
+    );
+    const fence = options.fenceTtlMs;
+    this.kinds = new KindRegistry(
+      withReplicaAcks(
+        {
+          mutex: new ReentrantMutex(this.gateway, fence),
+          token: new TokenLock(this.gateway, fence),
+          readWrite: new ReadWriteLock(this.gateway, fence, waiterTtlMs(options.backoff.maxMs)),
+          fair: new FairLock(this.gateway, fence, waiterTtlMs(options.backoff.maxMs)),
+          semaphore: new Semaphore(this.gateway, fence),
+        },
+        this.gateway,
+        options.replicas,
+      ),
+      isCluster(connection.client) ? 'a Redis Cluster' : 'this Redis connection',
+    );
+  }
+
+  watchConnections(listener: (state: ConnectionState) => void): void {
+    watchConnection(
+      this.connection.client,
+      isCluster(this.connection.client) ? 'Redis Cluster' : 'Redis',
+      listener,
+    );
+  }
+
+  ping(timeoutMs: number): Promise<number> {
+    return pingClient(this.connection.client, timeoutMs);
+  }
+
+  async close(): Promise<void> {
+    await this.hub.close();
+    if (this.connection.owned) await closeConnection(this.connection.client);
+  }
+}

@@ -1,0 +1,98 @@
+import { KindRegistry } from '../../kinds/kind-registry';
+import { ReentrantMutex } from '../../kinds/reentrant-mutex';
+import { TokenLock } from '../../kinds/token-lock';
+import type { LockBackend } from '../../engine/lock-backend';
+import { LockRedisError } from '../../errors';
+import { pingClient } from '../../redis/ping';
+import { watchConnection } from '../../redis/connection-watch';
+import type { ConnectionState } from '../../engine/lock-events';
+import type { ResolvedEngineOptions } from '../../options/lock-options';
+import {
+  closeConnection,
+  duplicateForSubscriber,
+  resolveConnection,
+  ResolvedConnection,
+} from '../../redis/redis-connection';
+import { RedisGateway } from '../../redis/redis-gateway';
+import { WakeupHub } from '../../waiting/wakeup-hub';
+import { RedlockKind } from './redlock-kind';
+import { quorumOf, type ResolvedRedlockOptions } from './redlock-options';
+
+/**
+ * Locks by RedLock over independent masters. Each node gets its own gateway whose command timeout
+ * is the (short) node timeout, and runs the ordinary single-node scripts; `RedlockKind` turns the
+ * nodes' answers into one. Waiters subscribe on every node, and a release publishes on every node
+ * that held the lock, so a wake-up survives a minority of nodes being down.
+ *
+ * Offers the reentrant mutex and the token lock. Read-write, fair and semaphore kinds are refused:
+ * their single-node scripts do not compose by majority (a semaphore of `limit` could admit more
+ * than `limit` holders across different majorities, and per-node FIFO queues can disagree).
+ */
+export class RedlockBackend implements LockBackend {
+  readonly hub: WakeupHub;
+  readonly kinds: KindRegistry;
+  /** One gateway per node, in the order given. */
+  readonly gateways: readonly RedisGateway[];
+  private readonly connections: ResolvedConnection[];
+
+  constructor(redlock: ResolvedRedlockOptions, options: ResolvedEngineOptions) {
+    this.connections = [];
+    try {
+      redlock.nodes.forEach((node, i) => this.connections.push(resolveConnection(node, `redlock[${i}]`)));
+    } catch (err) {
+      for (const c of this.connections) if (c.owned) c.client.disconnect();
+      throw err;
+    }
+    this.gateways = this.connections.map((c) => new RedisGateway(c.client, redlock.nodeTimeoutMs));
+    const fence = options.fenceTtlMs;
+    const jitter = redlock.retryJitterMs;
+    const gateways = this.gateways;
+    this.kinds = new KindRegistry(
+      {
+        mutex: new RedlockKind(
+          gateways.map((g) => new ReentrantMutex(g, fence)),
+          gateways,
+          fence,
+          jitter,
+        ),
+        token: new RedlockKind(
+          gateways.map((g) => new TokenLock(g, fence)),
+          gateways,
+          fence,
+          jitter,
+        ),
+      },
+      'RedLock (the redlock option)',
+    );
+    this.hub = new WakeupHub(
+      () => this.connections.map((c) => duplicateForSubscriber(c.client)),
+      () => false,
+      redlock.nodeTimeoutMs,
+    );
+  }
+
+  watchConnections(listener: (state: ConnectionState) => void): void {
+    this.connections.forEach((c, i) => watchConnection(c.client, `RedLock node ${i}`, listener));
+  }
+
+  /** Resolves when a majority answered PING: the slowest round trip of that majority. */
+  async ping(timeoutMs: number): Promise<number> {
+    const rounds = await Promise.allSettled(
+      this.connections.map((c, i) => pingClient(c.client, timeoutMs, `RedLock node ${i}`)),
+    );
+    const answered = rounds.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : [])).sort((a, b) => a - b);
+    const quorum = quorumOf(this.connections.length);
+    if (answered.length >= quorum) return answered[quorum - 1]!;
+    const failed = rounds.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    throw new LockRedisError(
+      `Only ${answered.length} of ${this.connections.length} RedLock nodes answered PING; ${quorum} are needed`,
+      undefined,
+      failed?.reason,
+    );
+  }
+
+  async close(): Promise<void> {
+    await this.hub.close();
+    await Promise.all(this.connections.filter((c) => c.owned).map((c) => closeConnection(c.client)));
+  }
+}

@@ -1,0 +1,187 @@
+import { LockRedisError } from '../../errors';
+import { monotonicMs } from '../../engine/ids';
+import type { LockKindTag } from '../../engine/key-space';
+import type {
+  AttemptRequest,
+  AttemptResult,
+  HoldRef,
+  LockKind,
+  ReleaseResult,
+  RenewRequest,
+  RenewResult,
+} from '../../kinds/lock-kind';
+import type { RedisGateway } from '../../redis/redis-gateway';
+import { defineScript } from '../../redis/script-library';
+import { Ballot, collectVotes, countVotes, failedVotes, firstError } from './node-votes';
+import { quorumOf, redlockDriftMs } from './redlock-options';
+
+const FENCE_FLOOR = defineScript<[token: string, fenceTtlMs: number], number>('fence-floor');
+
+type Granted = Extract<AttemptResult, { status: 'granted' }>;
+const isGranted = (r: AttemptResult): r is Granted => r.status === 'granted';
+const isBusy = (r: AttemptResult): boolean => r.status === 'busy';
+
+/**
+ * RedLock over independent masters: runs one single-node lock kind on every node at once and
+ * grants on a majority. Validity follows the Redis docs (lease − elapsed − drift, on the monotonic
+ * clock); a failed attempt is released on every node; renewals and releases count a majority too.
+ * The same owner id on every node makes re-entry work node by node.
+ */
+export class RedlockKind implements LockKind {
+  readonly tag: LockKindTag;
+  readonly exclusive: boolean;
+  readonly reentrant: boolean;
+  private readonly quorum: number;
+
+  constructor(
+    /** The same kind, once per node, each on its node's gateway (whose timeout is the node timeout). */
+    private readonly nodes: readonly LockKind[],
+    private readonly gateways: readonly RedisGateway[],
+    private readonly fenceTtlMs: number,
+    private readonly retryJitterMs: number,
+  ) {
+    const first = nodes[0]!;
+    this.tag = first.tag;
+    this.exclusive = first.exclusive;
+    this.reentrant = first.reentrant;
+    this.quorum = quorumOf(nodes.length);
+  }
+
+  async attempt(r: AttemptRequest): Promise<AttemptResult> {
+    const n = this.nodes.length;
+    const q = this.quorum;
+    const started = monotonicMs();
+    // Nodes keep the lock `drift` longer than asked. The engine counts the lease from before the
+    // request, so its view ends at start + lease = start + nodeTtl − drift: the RedLock validity.
+    const nodeRequest: AttemptRequest = { ...r, leaseMs: r.leaseMs + redlockDriftMs(r.leaseMs) };
+    const ballot = await collectVotes(
+      n,
+      (i) => this.nodes[i]!.attempt(nodeRequest),
+      (b) =>
+        countVotes(b, isGranted) >= q || countVotes(b, (v) => !isGranted(v)) >= q || failedVotes(b) > n - q,
+    );
+    const granted = countVotes(ballot, isGranted);
+    if (granted >= q) {
+      const token = Math.max(
+        ...ballot.flatMap((v) => (v?.ok && isGranted(v.value) ? [v.value.fencingToken] : [])),
+      );
+      const fenceProblem = r.reenter ? undefined : await this.raiseFences(r, token);
+      if (fenceProblem === undefined && monotonicMs() - started < r.leaseMs) {
+        return { status: 'granted', fencingToken: token, reentered: r.reenter };
+      }
+      await this.releaseEverywhere(r, ballot);
+      if (r.reenter) return { status: 'not-held' };
+      return {
+        status: 'busy',
+        retryAfterMs: -1,
+        reason: fenceProblem ?? `RedLock: the quorum answered after the lease (${r.leaseMs} ms) had run out`,
+      };
+    }
+    await this.releaseEverywhere(r, ballot);
+    const failed = failedVotes(ballot);
+    const answered = countVotes(ballot, () => true);
+    if (failed > n - q) {
+      throw new LockRedisError(
+        `RedLock could not reach a quorum for lock "${r.key}": only ${answered} of ${n} nodes answered (${q} needed)`,
+        r.key,
+        firstError(ballot),
+      );
+    }
+    if (r.reenter) return { status: 'not-held' };
+    const busy = countVotes(ballot, isBusy);
+    const retryAfterMs = Math.min(
+      ...ballot.flatMap((v) => (v?.ok && v.value.status === 'busy' ? [v.value.retryAfterMs] : [])),
+    );
+    if (busy >= q) return { status: 'busy', retryAfterMs }; // plainly held by someone else
+    // A split vote (racing clients each got some nodes): desynchronise before the next try.
+    await sleep(Math.random() * this.retryJitterMs);
+    return {
+      status: 'busy',
+      retryAfterMs: Number.isFinite(retryAfterMs) ? retryAfterMs : -1,
+      reason: `no quorum: ${granted} of ${n} nodes granted, ${busy} busy, ${failed} did not answer (${q} needed)`,
+    };
+  }
+
+  async release(h: HoldRef): Promise<ReleaseResult> {
+    const n = this.nodes.length;
+    const q = this.quorum;
+    const held = (v: ReleaseResult): boolean => v !== 'not-held';
+    const ballot = await collectVotes(
+      n,
+      (i) => this.nodes[i]!.release(h),
+      (b) => countVotes(b, held) >= q,
+    );
+    const released = countVotes(ballot, (v) => v === 'released');
+    const stillHeld = countVotes(ballot, (v) => v === 'still-held');
+    if (released + stillHeld >= q) return stillHeld > released ? 'still-held' : 'released';
+    const unknown = n - countVotes(ballot, () => true);
+    if (released + stillHeld + unknown >= q) {
+      throw new LockRedisError(
+        `RedLock could not confirm the release of lock "${h.key}" on a quorum: ${unknown} of ${n} nodes did not answer`,
+        h.key,
+        firstError(ballot),
+      );
+    }
+    return 'not-held';
+  }
+
+  async renew(requests: readonly RenewRequest[]): Promise<RenewResult[]> {
+    const n = this.nodes.length;
+    const q = this.quorum;
+    const nodeRequests = requests.map((r) => ({ ...r, leaseMs: r.leaseMs + redlockDriftMs(r.leaseMs) }));
+    const allRenewed = (results: RenewResult[]): boolean => results.every((x) => x === 'renewed');
+    const ballot = await collectVotes(
+      n,
+      (i) => this.nodes[i]!.renew(nodeRequests),
+      (b) => countVotes(b, allRenewed) >= q || failedVotes(b) > n - q,
+    );
+    if (failedVotes(ballot) > n - q) {
+      throw new LockRedisError(
+        `RedLock could not renew: only ${countVotes(ballot, () => true)} of ${n} nodes answered (${q} needed)`,
+        undefined,
+        firstError(ballot),
+      );
+    }
+    // A lease renewed on fewer than a majority is not a lease any more: report it lost.
+    return requests.map((_, j) => {
+      const renewed = countVotes(ballot, (v) => v[j] === 'renewed');
+      if (renewed >= q) return 'renewed';
+      return countVotes(ballot, (v) => v[j] === 'taken-over') > 0 ? 'taken-over' : 'gone';
+    });
+  }
+
+  /**
+   * Raises the fencing counter to `token` on every node and waits for a majority: any later
+   * majority shares a node with it, so its tokens start above `token`. Returns a reason on failure.
+   */
+  private async raiseFences(r: AttemptRequest, token: number): Promise<string | undefined> {
+    const n = this.gateways.length;
+    const q = this.quorum;
+    const ballot = await collectVotes(
+      n,
+      (i) => this.gateways[i]!.run(FENCE_FLOOR, [r.names.fence], [String(token), this.fenceTtlMs], r.key),
+      (b) => countVotes(b, () => true) >= q || failedVotes(b) > n - q,
+    );
+    const raised = countVotes(ballot, () => true);
+    return raised >= q
+      ? undefined
+      : `RedLock: the fencing token reached only ${raised} of ${n} nodes (${q} needed)`;
+  }
+
+  /**
+   * Undoes an attempt on every node (a node that did not grant ignores the owner-checked release).
+   * Nodes that answered are awaited; slow or failed ones get the release queued behind the attempt.
+   */
+  private async releaseEverywhere(hold: HoldRef, ballot: Ballot<AttemptResult>): Promise<void> {
+    const waits: Promise<unknown>[] = [];
+    this.nodes.forEach((node, i) => {
+      const release = node.release(hold).catch(() => undefined);
+      if (ballot[i]?.ok) waits.push(release);
+    });
+    await Promise.all(waits);
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

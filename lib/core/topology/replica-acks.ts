@@ -1,0 +1,124 @@
+import calculateSlot from 'cluster-key-slot';
+import type { Redis } from 'ioredis';
+import { LockRedisError, LockReplicationError } from '../errors';
+import { withDeadline } from '../waiting/with-deadline';
+import type { LockKinds } from '../kinds/kind-registry';
+import type { LockKindTag } from '../engine/key-space';
+import type {
+  AttemptRequest,
+  AttemptResult,
+  HoldRef,
+  LockKind,
+  ReleaseResult,
+  RenewRequest,
+  RenewResult,
+} from '../kinds/lock-kind';
+import type { LockOptions, ResolvedEngineOptions } from '../options/lock-options';
+import { isCluster } from '../redis/redis-client';
+import type { RedisGateway } from '../redis/redis-gateway';
+import { toLockRedisError } from '../redis/redis-gateway';
+
+type ReplicaAcks = NonNullable<ResolvedEngineOptions['replicas']>;
+
+/**
+ * Wraps every kind of a backend so that each fresh grant is followed by `WAIT count timeoutMs` on
+ * the connection that wrote it. Redis replicates asynchronously: a grant the replicas have not
+ * received is lost if the master fails over now. WAIT narrows that window (it does not close it:
+ * a replica that acknowledged may still not be the one promoted, and WAIT does not make the write
+ * durable), and tells the caller how many replicas have the grant.
+ */
+export function withReplicaAcks(
+  kinds: LockKinds,
+  gateway: RedisGateway,
+  acks: ReplicaAcks | undefined,
+): LockKinds {
+  if (!acks) return kinds;
+  // Every entry, whatever kinds the backend offers.
+  const wrapped = Object.entries(kinds).map(([name, kind]) => [
+    name,
+    kind && new ReplicaAckedKind(kind, gateway, acks),
+  ]);
+  return Object.fromEntries(wrapped) as LockKinds;
+}
+
+/** A kind whose grants wait for replica acknowledgements (re-entries and renewals do not). */
+class ReplicaAckedKind implements LockKind {
+  readonly tag: LockKindTag;
+  readonly exclusive: boolean;
+  readonly reentrant: boolean;
+  readonly isExclusive?: (options: LockOptions) => boolean;
+  readonly abandon?: (request: AttemptRequest) => Promise<void>;
+
+  constructor(
+    private readonly inner: LockKind,
+    private readonly gateway: RedisGateway,
+    private readonly acks: ReplicaAcks,
+  ) {
+    this.tag = inner.tag;
+    this.exclusive = inner.exclusive;
+    this.reentrant = inner.reentrant;
+    // Optional hooks are forwarded only when the wrapped kind has them (the engine tests presence).
+    if (inner.isExclusive) this.isExclusive = (options) => inner.isExclusive!(options);
+    if (inner.abandon) this.abandon = (request) => inner.abandon!(request);
+  }
+
+  async attempt(r: AttemptRequest): Promise<AttemptResult> {
+    const result = await this.inner.attempt(r);
+    if (result.status !== 'granted' || result.reentered) return result;
+    const { count, timeoutMs, policy } = this.acks;
+    let acked = 0;
+    let failure: unknown;
+    try {
+      acked = await waitForReplicas(this.gateway, r.names.lock, count, timeoutMs, r.key);
+    } catch (err) {
+      failure = err; // unknown counts as none acknowledged
+    }
+    if (acked < count && policy === 'require') {
+      await this.inner.release(r).catch(() => undefined);
+      throw new LockReplicationError(r.key, acked, count, timeoutMs, failure);
+    }
+    return { ...result, replicaAcks: acked };
+  }
+
+  release(hold: HoldRef): Promise<ReleaseResult> {
+    return this.inner.release(hold);
+  }
+
+  renew(requests: readonly RenewRequest[]): Promise<RenewResult[]> {
+    return this.inner.renew(requests);
+  }
+}
+
+/**
+ * `WAIT count timeoutMs` on the connection that ran the grant (WAIT counts that connection's own
+ * writes): the client itself, or on a Cluster the pooled connection to the master of the key's slot.
+ */
+export async function waitForReplicas(
+  gateway: RedisGateway,
+  redisKey: string,
+  count: number,
+  timeoutMs: number,
+  userKey: string,
+): Promise<number> {
+  const client = gateway.client;
+  let node: Redis | undefined;
+  if (isCluster(client)) {
+    const owner = client.slots[calculateSlot(redisKey)]?.[0];
+    node = client.nodes('master').find((n) => `${n.options.host}:${n.options.port}` === owner);
+    if (!node) throw new LockRedisError(`No connection to the master of lock "${userKey}" for WAIT`, userKey);
+  }
+  const target = node ?? (client as Redis);
+  // WAIT blocks for up to timeoutMs by design; the deadline only guards against a dead connection.
+  const wait = target.call('WAIT', count, timeoutMs) as Promise<number>;
+  try {
+    return Number(
+      await withDeadline(
+        wait,
+        timeoutMs + 5000,
+        () => new LockRedisError(`WAIT did not return for lock "${userKey}"`, userKey),
+      ),
+    );
+  } catch (err) {
+    throw toLockRedisError(err, 'WAIT', userKey);
+  }
+}

@@ -1,0 +1,155 @@
+import { RedisClient } from '../redis/redis-client';
+import { closeConnection } from '../redis/redis-connection';
+import { withDeadline } from './with-deadline';
+
+/**
+ * Pub/sub wake-ups for waiters. One subscriber connection per engine (one per node for RedLock),
+ * opened on first use; one subscription per channel shared by every local waiter of that lock
+ * (reference-counted, dropped when the last waiter leaves). A message that lands while a waiter is
+ * busy attempting is kept as a flag, so no wake-up is lost between "busy" and "wait".
+ */
+export class WakeupHub {
+  private subscribers?: RedisClient[];
+  private readonly channels = new Map<string, ChannelState>();
+  private closed = false;
+
+  constructor(
+    /** One subscriber connection, or one per node (RedLock: a release publishes on every node). */
+    private readonly createSubscriber: () => RedisClient | RedisClient[],
+    /** Whether to SSUBSCRIBE (sharded pub/sub on a Redis 7 Cluster); asked once per channel. */
+    private readonly sharded: () => boolean,
+    /** A subscription not confirmed by then is given up on; the waiter polls (backoff) instead. */
+    private readonly readyTimeoutMs = 5000,
+  ) {}
+
+  /** Joins `channel`; resolves once Redis confirmed the subscription (or it failed: then the waiter polls). */
+  async join(channel: string): Promise<Wakeups> {
+    let state = this.channels.get(channel);
+    if (!state) {
+      const sharded = this.sharded();
+      state = { refs: 0, members: new Set(), sharded, ready: this.subscribe(channel, sharded) };
+      this.channels.set(channel, state);
+    }
+    state.refs++;
+    const member = new Wakeups(() => this.leave(channel, member));
+    state.members.add(member);
+    await state.ready;
+    return member;
+  }
+
+  /** Wakes the local waiters of `channel` without a round trip (used after a local release). */
+  notify(channel: string): void {
+    const state = this.channels.get(channel);
+    if (state) for (const member of state.members) member.wake();
+  }
+
+  /** Number of channels with at least one local waiter (for metrics and leak tests). */
+  get channelCount(): number {
+    return this.channels.size;
+  }
+
+  /** Unsubscribes everything and closes the subscriber connection. */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const state of this.channels.values()) for (const m of state.members) m.wake();
+    this.channels.clear();
+    const subs = this.subscribers ?? [];
+    this.subscribers = undefined;
+    await Promise.all(
+      subs.map((sub) => {
+        sub.removeAllListeners('message');
+        sub.removeAllListeners('smessage');
+        return closeConnection(sub);
+      }),
+    );
+  }
+
+  private leave(channel: string, member: Wakeups): void {
+    const state = this.channels.get(channel);
+    if (!state || !state.members.delete(member)) return;
+    if (--state.refs > 0) return;
+    this.channels.delete(channel);
+    if (!this.subscribers || this.closed) return;
+    for (const sub of this.subscribers) {
+      const done = state.sharded ? sub.sunsubscribe(channel) : sub.unsubscribe(channel);
+      done.catch(() => undefined); // a dead connection has no subscription left to drop
+    }
+  }
+
+  private async subscribe(channel: string, sharded: boolean): Promise<void> {
+    if (this.closed) return;
+    const all = Promise.allSettled(
+      this.connections().map((sub) => (sharded ? sub.ssubscribe(channel) : sub.subscribe(channel))),
+    );
+    // Without a subscription the waiter still wins through its backoff polling; a node that is
+    // down (or frozen) must not hold the waiter here, so the wait for confirmations is bounded.
+    await withDeadline(all, this.readyTimeoutMs);
+  }
+
+  private connections(): RedisClient[] {
+    if (!this.subscribers) {
+      const created = this.createSubscriber();
+      this.subscribers = Array.isArray(created) ? created : [created];
+      const onMessage = (channel: string) => this.notify(channel);
+      for (const sub of this.subscribers) {
+        sub.on('message', onMessage);
+        sub.on('smessage', onMessage);
+        sub.on('error', () => undefined); // reconnects are ioredis' job; waiters fall back to polling meanwhile
+      }
+    }
+    return this.subscribers;
+  }
+}
+
+interface ChannelState {
+  refs: number;
+  members: Set<Wakeups>;
+  /** How this channel was subscribed, so it is unsubscribed the same way. */
+  sharded: boolean;
+  ready: Promise<void>;
+}
+
+/** One waiter's view of a channel: `wait()` returns on a message, the timeout, or an abort. */
+export class Wakeups {
+  private pending = false;
+  private resolveWait?: () => void;
+
+  constructor(private readonly onLeave: () => void) {}
+
+  /** Resolves at the next wake-up (or at once if one arrived since the last wait), after `ms`, or on abort. */
+  wait(ms: number, signal?: AbortSignal): Promise<void> {
+    if (this.pending || signal?.aborted) {
+      this.pending = false;
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', done);
+        this.resolveWait = undefined;
+        this.pending = false;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      signal?.addEventListener('abort', done, { once: true });
+      this.resolveWait = done;
+    });
+  }
+
+  /** Forgets wake-ups that arrived before now (they describe a lock state that has changed since). */
+  discardPending(): void {
+    this.pending = false;
+  }
+
+  /** Marks a wake-up; ends a wait in progress. */
+  wake(): void {
+    this.pending = true;
+    this.resolveWait?.();
+  }
+
+  /** Leaves the channel (unsubscribes when this was the last local waiter). */
+  leave(): void {
+    this.wake();
+    this.onLeave();
+  }
+}

@@ -1,0 +1,34 @@
+import type {
+  LockEngineReadiness,
+  LockEngineStats,
+  LockEvents,
+  LockHandle,
+  LockOptions,
+  ResolvedEngineOptions,
+} from '../core';
+
+/**
+ * What the Nest layer needs from a lock engine: the one door from Nest into core. The module
+ * provides it under the token of the same name (built from the resolved options); the testing
+ * module provides an in-memory one; a test may override it.
+ */
+export interface DistributedLockEngine {
+  readonly options: ResolvedEngineOptions;
+  readonly events: LockEvents;
+  acquire(key: string, options?: LockOptions): Promise<LockHandle>;
+  tryAcquire(key: string, options?: LockOptions): Promise<LockHandle | null>;
+  using<T>(
+    key: string,
+    options: LockOptions | undefined,
+    fn: (lock: LockHandle) => Promise<T> | T,
+  ): Promise<T>;
+  runInLock<T>(handle: LockHandle, fn: () => T): T;
+  hold<T>(handle: LockHandle, fn: () => Promise<T> | T): Promise<T>;
+  current(key?: string): LockHandle | undefined;
+  stats(): LockEngineStats;
+  readiness(): Promise<LockEngineReadiness>;
+  close(): Promise<void>;
+}
+
+/** Injection token of the lock engine (type and token share the name, as ThrottlerStorage does). */
+export const DistributedLockEngine = Symbol('DistributedLockEngine');
