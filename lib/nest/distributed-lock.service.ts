@@ -1,9 +1,10 @@
-import { Inject, Injectable, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, OnApplicationShutdown, OnModuleInit, Optional } from '@nestjs/common';
 import { LockError } from '../core/errors';
 import type { LockEngine } from '../core/lock-engine';
 import type { LockHandle } from '../core/lock-handle';
 import type { LockEvents } from '../core/lock-events';
 import type { LockOptions } from '../core/lock-options';
+import { LOCK_ENGINE_OVERRIDE } from './distributed-lock.constants';
 import { DISTRIBUTED_LOCK_MODULE_OPTIONS } from './distributed-lock.module-definition';
 import { SERVICE_CLOSED_MESSAGE } from './distributed-lock.messages';
 import type { DistributedLockHealth, DistributedLockModuleOptions } from './interfaces';
@@ -22,11 +23,16 @@ export class DistributedLockService implements RegisteredLockService, OnModuleIn
   private opened?: OpenedLockEngine;
   private closing?: Promise<void>;
 
-  constructor(@Inject(DISTRIBUTED_LOCK_MODULE_OPTIONS) options: DistributedLockModuleOptions) {
+  constructor(
+    @Inject(DISTRIBUTED_LOCK_MODULE_OPTIONS) options: DistributedLockModuleOptions,
+    // TEMPORARY SEAM (issue 12, nestjs-distributed-lock/testing): a pre-built engine, used instead
+    // of one built from `redis` / `redlock`. Becomes the LOCK_ENGINE provider token in the rewrite.
+    @Optional() @Inject(LOCK_ENGINE_OVERRIDE) private readonly engineOverride?: LockEngine,
+  ) {
     // Validate now, so bad options fail the start-up; connect in onModuleInit (or on first use,
     // e.g. in a testing module that was never initialised). Connecting here would leak the
     // connection whenever another provider fails to instantiate, since nobody then calls close().
-    this.settings = resolveModuleOptions(options);
+    this.settings = resolveModuleOptions(options, engineOverride === undefined);
   }
 
   /** Takes the lock, waiting up to `waitMs`; rejects with LockNotAcquiredError when it stays busy. */
@@ -110,7 +116,9 @@ export class DistributedLockService implements RegisteredLockService, OnModuleIn
   private open(): OpenedLockEngine {
     if (!this.opened) {
       if (this.closing) throw new LockError(SERVICE_CLOSED_MESSAGE);
-      this.opened = openLockEngine(this.settings);
+      this.opened = this.engineOverride
+        ? { engine: this.engineOverride, pingable: [], owned: [] } // TEMPORARY SEAM (issue 12)
+        : openLockEngine(this.settings);
     }
     return this.opened;
   }

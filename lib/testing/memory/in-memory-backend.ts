@@ -1,0 +1,52 @@
+import { KindRegistry } from '../../core/kind-registry';
+import { waiterTtlMs } from '../../core/kinds/waiter-ttl';
+import type { LockBackend } from '../../core/lock-engine';
+import type { ResolvedEngineOptions } from '../../core/lock-options';
+import { WakeupHub } from '../../core/wakeup-hub';
+import { MemoryFairLock } from './kinds/memory-fair-lock';
+import { MemoryMutex } from './kinds/memory-mutex';
+import { MemoryReadWriteLock } from './kinds/memory-read-write-lock';
+import { MemorySemaphore } from './kinds/memory-semaphore';
+import { MemoryTokenLock } from './kinds/memory-token-lock';
+import { MemoryCommands } from './memory-commands';
+import { MemoryStore } from './memory-store';
+import { MemorySubscriber } from './memory-subscriber';
+
+/**
+ * A LockBackend that keeps every lock in this process: the five lock kinds over a MemoryStore
+ * with the semantics of their Lua scripts, and the real WakeupHub over an in-process subscriber.
+ * For tests only: nothing is shared with other processes, and nothing survives the process.
+ */
+export class InMemoryLockBackend implements LockBackend {
+  readonly store = new MemoryStore();
+  readonly commands: MemoryCommands;
+  readonly kinds: KindRegistry;
+  readonly hub: WakeupHub;
+  private subscriber?: MemorySubscriber;
+
+  constructor(readonly options: ResolvedEngineOptions) {
+    this.commands = new MemoryCommands(this.store, options.fenceTtlMs);
+    const waiterTtl = waiterTtlMs(options.backoff.maxMs);
+    this.kinds = new KindRegistry(
+      {
+        mutex: new MemoryMutex(this.commands),
+        token: new MemoryTokenLock(this.commands),
+        readWrite: new MemoryReadWriteLock(this.commands, waiterTtl),
+        fair: new MemoryFairLock(this.commands, waiterTtl),
+        semaphore: new MemorySemaphore(this.commands),
+      },
+      'the in-memory lock backend',
+    );
+    this.hub = new WakeupHub(
+      () => (this.subscriber = new MemorySubscriber(this.store)).asClient(),
+      () => false,
+      options.commandTimeoutMs,
+    );
+  }
+
+  async close(): Promise<void> {
+    this.subscriber?.end();
+    await this.hub.close();
+    this.store.clear();
+  }
+}
