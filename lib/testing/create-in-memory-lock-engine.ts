@@ -1,11 +1,17 @@
 import { LockEngine } from '../core/lock-engine';
 import type { LockEngineOptions } from '../core/lock-options';
 import { resolveEngineOptions } from '../core/validation';
-import { attachTestingControls } from './lock-testing-controls';
+import { attachTestingControls, LockTestingControls } from './lock-testing-controls';
 import { InMemoryLockBackend } from './memory/in-memory-backend';
 
-/** Options of createInMemoryLockEngine(): the engine tuning of LockEngineOptions. */
-export type InMemoryLockEngineOptions = LockEngineOptions;
+/** Options of createInMemoryLockEngine(): the engine tuning of LockEngineOptions, plus `replicaOf`. */
+export interface InMemoryLockEngineOptions extends LockEngineOptions {
+  /**
+   * Another in-memory engine whose store this one shares, as a second replica on the same Redis
+   * would (its own owner ids, wake-up hub and watchdog). Default: a store of its own.
+   */
+  replicaOf?: LockEngine;
+}
 
 /**
  * Watchdog period in tests when neither `renewEveryMs` nor `watchdogLeaseMs` is given: short, so
@@ -18,11 +24,13 @@ export const TESTING_RENEW_EVERY_MS = 50;
  * controls are `LockTestingControls.of(engine)`. Close it like any engine (`await engine.close()`).
  */
 export function createInMemoryLockEngine(options: InMemoryLockEngineOptions = {}): LockEngine {
+  const { replicaOf, ...engineOptions } = options;
   const withDefaults: LockEngineOptions =
-    options.renewEveryMs === undefined && options.watchdogLeaseMs === undefined
-      ? { ...options, renewEveryMs: TESTING_RENEW_EVERY_MS }
-      : options;
-  const backend = new InMemoryLockBackend(resolveEngineOptions(withDefaults));
+    engineOptions.renewEveryMs === undefined && engineOptions.watchdogLeaseMs === undefined
+      ? { ...engineOptions, renewEveryMs: TESTING_RENEW_EVERY_MS }
+      : engineOptions;
+  const store = replicaOf === undefined ? undefined : LockTestingControls.of(replicaOf).store;
+  const backend = new InMemoryLockBackend(resolveEngineOptions(withDefaults), store);
   const engine = new LockEngine(backend, withDefaults);
   attachTestingControls(engine, backend);
   return engine;

@@ -5,6 +5,7 @@ import type { AttemptRequest, LockKind } from '../core/lock-kind';
 import { LockOptions, MAX_DURATION_MS } from '../core/lock-options';
 import { assertDuration, assertLockKey } from '../core/validation';
 import type { InMemoryLockBackend } from './memory/in-memory-backend';
+import type { MemoryStore } from './memory/memory-store';
 
 /** Which lock kind a hold "elsewhere" takes (the kind the code under test asks for). */
 export type ElsewhereKind = 'mutex' | 'token' | 'read' | 'write' | 'fair' | 'semaphore';
@@ -139,6 +140,11 @@ export class LockTestingControls {
       store.publish(names.channel);
     }
     return lost;
+  }
+
+  /** The in-memory keyspace (shared by the engines built with `replicaOf`). */
+  get store(): MemoryStore {
+    return this.backend.store;
   }
 
   /** Makes every backend call reject with a LockRedisError (cause: `error`) until recoverBackend(). */

@@ -18,13 +18,16 @@ import { MemorySubscriber } from './memory-subscriber';
  * For tests only: nothing is shared with other processes, and nothing survives the process.
  */
 export class InMemoryLockBackend implements LockBackend {
-  readonly store = new MemoryStore();
   readonly commands: MemoryCommands;
   readonly kinds: KindRegistry;
   readonly hub: WakeupHub;
   private subscriber?: MemorySubscriber;
 
-  constructor(readonly options: ResolvedEngineOptions) {
+  constructor(
+    readonly options: ResolvedEngineOptions,
+    /** The keyspace; pass another backend's store to act as a second replica on the same "Redis". */
+    readonly store: MemoryStore = new MemoryStore(),
+  ) {
     this.commands = new MemoryCommands(this.store, options.fenceTtlMs);
     const waiterTtl = waiterTtlMs(options.backoff.maxMs);
     this.kinds = new KindRegistry(
@@ -47,6 +50,5 @@ export class InMemoryLockBackend implements LockBackend {
   async close(): Promise<void> {
     this.subscriber?.end();
     await this.hub.close();
-    this.store.clear();
   }
 }

@@ -152,12 +152,6 @@ export class MemoryStore {
     return [...this.entries.keys()].filter((k) => this.entry(k) !== undefined);
   }
 
-  /** Drops every key and listener. */
-  clear(): void {
-    this.entries.clear();
-    this.listeners.clear();
-  }
-
   private entry(key: string): Entry | undefined {
     const e = this.entries.get(key);
     if (e?.expiresAt !== undefined && e.expiresAt <= this.nowMs()) {
