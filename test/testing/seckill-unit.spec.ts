@@ -49,7 +49,7 @@ beforeEach(async () => {
   const moduleRef = await Test.createTestingModule({
     imports: [
       FakeCoreModule,
-      DistributedLockTestingModule.forRoot({ isGlobal: true, defaults: { waitMs: 2_000 } }),
+      DistributedLockTestingModule.forRoot({ isGlobal: true, defaults: { waitMs: 1_000 } }),
       SeckillModule,
     ],
   }).compile();

@@ -44,6 +44,22 @@ export function describeFamilyBehaviour(env: () => BehaviourEnv): void {
       await Promise.all([r.release(), other.release()]);
     });
 
+    it('prefers a waiting writer: new readers wait behind it', async () => {
+      const [a, b, c] = [env().engine(), env().engine(), env().engine()];
+      const key = freshKey('rw-writer-first');
+      const reader = await a.acquire(key, { mode: 'read' });
+      const queued = nextEvent(b, 'contended', (e) => e.key === key);
+      const writer = b.acquire(key, { mode: 'write', waitMs: 20_000 });
+      await queued;
+      expect(await c.tryAcquire(key, { mode: 'read' })).toBeNull();
+      await reader.release();
+      const w = await writer;
+      expect(w.fencingToken).toBeGreaterThan(reader.fencingToken);
+      await w.release();
+      const later = await c.acquire(key, { mode: 'read', waitMs: 5_000 });
+      await later.release();
+    });
+
     it('refuses an upgrade from read to write with LockUpgradeError', async () => {
       const engine = env().engine();
       const key = freshKey('rw-up');
