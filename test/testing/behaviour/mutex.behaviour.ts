@@ -96,15 +96,15 @@ export function describeMutexBehaviour(env: () => BehaviourEnv): void {
     });
 
     it('keeps a watchdog lock past several leases while the holder runs', async () => {
-      const a = env().engine({ watchdogLeaseMs: 60, renewEveryMs: 15 });
+      const a = env().engine({ watchdogLeaseMs: 150, renewEveryMs: 30 });
       const b = env().engine();
       const key = freshKey('watchdog');
       const held = await a.acquire(key);
       let rounds = 0;
-      // Five rounds of 15 ms span more than the 60 ms lease.
+      // Eight rounds of 30 ms span more than the 150 ms lease.
       await new Promise<void>((resolve) => {
         const onRound = (r: { renewed: number }) => {
-          if (r.renewed > 0 && ++rounds === 6) {
+          if (r.renewed > 0 && ++rounds === 8) {
             a.events.off('renewed', onRound);
             resolve();
           }
