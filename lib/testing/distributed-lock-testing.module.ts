@@ -1,0 +1,94 @@
+import { DynamicModule, Injectable, Module, OnApplicationShutdown } from '@nestjs/common';
+import { APP_INTERCEPTOR, DiscoveryModule } from '@nestjs/core';
+import type { LockEngineOptions } from '../core';
+import { DistributedLockEngine } from '../nest/distributed-lock-engine';
+import { DistributedLockInterceptor } from '../nest/distributed-lock.interceptor';
+import {
+  DISTRIBUTED_LOCK_MODULE_OPTIONS,
+  DISTRIBUTED_LOCK_SETTINGS,
+} from '../nest/distributed-lock.module-definition';
+import { DistributedLockService } from '../nest/distributed-lock.service';
+import type { RetryAfterOption } from '../nest/interfaces';
+import { DEFAULT_DRAIN_MS, DistributedLockSettings, resolveModuleOptions } from '../nest/module-options';
+import { SkipRouteCheck } from '../nest/skip-route.check';
+import { createInMemoryLockEngine } from './create-in-memory-lock-engine';
+import { LockTestingControls } from './lock-testing-controls';
+
+/** Options of DistributedLockTestingModule.forRoot(): those of DistributedLockModule, without a connection. */
+export interface DistributedLockTestingModuleOptions extends LockEngineOptions {
+  /** HTTP status of a "busy" answer. Default 423 (Locked), as in DistributedLockModule. */
+  busyStatus?: number;
+  /** The `Retry-After` header of a "busy" answer. Default `true`, as in DistributedLockModule. */
+  retryAfter?: RetryAfterOption;
+  /** Provide DistributedLockService and the controls everywhere. Default false. */
+  isGlobal?: boolean;
+}
+
+/**
+ * The fault controls of the testing module's in-memory engine, injectable in a Nest test
+ * (`moduleRef.get(DistributedLockTestingControls)`): the LockTestingControls class under its Nest name.
+ */
+export const DistributedLockTestingControls = LockTestingControls;
+/** The fault controls of the testing module's in-memory engine. */
+export type DistributedLockTestingControls = LockTestingControls;
+
+/** Closes the in-memory engine at shutdown (idempotent: the service usually closed it already). */
+@Injectable()
+class InMemoryEngineCloser implements OnApplicationShutdown {
+  constructor(private readonly controls: LockTestingControls) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.controls.engine.close();
+  }
+}
+
+/**
+ * Stands in for DistributedLockModule.forRoot() in tests: the same DistributedLockService,
+ * @DistributedLock() and HTTP mapping (busy → 423, backend failure → 503), on the real lock engine
+ * over an in-memory backend. Single process, no Redis: for tests only.
+ *
+ * Its only tie to the Nest layer is the DistributedLockEngine token: it provides an in-memory
+ * engine there, and everything else is the production Nest layer.
+ */
+@Module({})
+export class DistributedLockTestingModule {
+  /** A module with DistributedLockService and DistributedLockTestingControls on one in-memory engine. */
+  static forRoot(options: DistributedLockTestingModuleOptions = {}): DynamicModule {
+    const { isGlobal = false, busyStatus, retryAfter, ...engineOptions } = options;
+    // The same HTTP settings as DistributedLockModule, resolved by the same function; the
+    // connection is a placeholder that nothing ever opens: the engine below is in memory.
+    const settings = (): DistributedLockSettings =>
+      resolveModuleOptions({
+        redis: 'redis://in-memory.invalid',
+        drainMs: DEFAULT_DRAIN_MS,
+        ...engineOptions,
+        ...(busyStatus !== undefined && { busyStatus }),
+        ...(retryAfter !== undefined && { retryAfter }),
+      });
+    return {
+      module: DistributedLockTestingModule,
+      global: isGlobal,
+      imports: [DiscoveryModule],
+      providers: [
+        { provide: DISTRIBUTED_LOCK_MODULE_OPTIONS, useValue: options },
+        { provide: DISTRIBUTED_LOCK_SETTINGS, useFactory: settings },
+        {
+          provide: LockTestingControls,
+          useFactory: () =>
+            LockTestingControls.of(createInMemoryLockEngine({ drainMs: DEFAULT_DRAIN_MS, ...engineOptions })),
+        },
+        // The one door: the service and the decorator reach this engine through the same token.
+        {
+          provide: DistributedLockEngine,
+          useFactory: (controls: LockTestingControls) => controls.engine,
+          inject: [LockTestingControls],
+        },
+        DistributedLockService,
+        SkipRouteCheck,
+        InMemoryEngineCloser,
+        { provide: APP_INTERCEPTOR, useClass: DistributedLockInterceptor },
+      ],
+      exports: [DistributedLockService, DistributedLockEngine, DISTRIBUTED_LOCK_SETTINGS, LockTestingControls],
+    };
+  }
+}

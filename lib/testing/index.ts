@@ -1,0 +1,16 @@
+// nestjs-distributed-lock/testing: the real lock engine on an in-memory backend, for tests only.
+export {
+  DistributedLockTestingModule,
+  DistributedLockTestingControls,
+} from './distributed-lock-testing.module';
+export type { DistributedLockTestingModuleOptions } from './distributed-lock-testing.module';
+export { createInMemoryLockEngine, TESTING_RENEW_EVERY_MS } from './create-in-memory-lock-engine';
+export type { InMemoryLockEngineOptions } from './create-in-memory-lock-engine';
+export { LockTestingControls } from './lock-testing-controls';
+export type {
+  ElsewhereHold,
+  ElsewhereKind,
+  HoldElsewhereOptions,
+  LoseLockOptions,
+} from './lock-testing-controls';
+export { InMemoryLockBackend } from './memory/in-memory-backend';

@@ -1,0 +1,90 @@
+import type { RenewRequest, RenewResult } from '../../../core/kinds/lock-kind';
+import type { MemoryStore } from '../memory-store';
+
+/**
+ * holders.lua for the shared-holder kinds (read-write lock, semaphore): the lock hash keeps each
+ * owner's open holds (`o:<owner>` = '<m>:<hold id> ...', m = r, w or p) plus kind fields (writer,
+ * ww, wwx); the aux sorted set each holder's own lease deadline in server ms.
+ */
+export class MemoryHolders {
+  constructor(
+    private readonly store: MemoryStore,
+    readonly hash: string,
+    readonly zset: string,
+  ) {}
+
+  /** Drops every holder whose lease ran out; returns how many went. */
+  prune(now: number): number {
+    const expired = this.store.zrange(this.zset).filter(([, deadline]) => deadline <= now);
+    for (const [owner] of expired) {
+      this.store.hdel(this.hash, `o:${owner}`);
+      if (this.field('writer') === owner) this.store.hdel(this.hash, 'writer');
+    }
+    this.store.zrem(this.zset, ...expired.map(([owner]) => owner));
+    return expired.length;
+  }
+
+  /** The latest lease deadline among holders (0 when there is none). */
+  lastDeadline(): number {
+    return this.store.zrange(this.zset).at(-1)?.[1] ?? 0;
+  }
+
+  /** Both keys expire with the last holder's lease or the writer marker; deleted when neither is left. */
+  syncTtl(now: number): void {
+    const until = Math.max(this.lastDeadline(), Number(this.field('wwx') ?? '0') || 0);
+    if (until <= now) {
+      this.store.del(this.hash, this.zset);
+      return;
+    }
+    this.store.pexpire(this.hash, until - now);
+    this.store.pexpire(this.zset, until - now);
+  }
+
+  field(name: string): string | undefined {
+    return this.store.hash(this.hash)?.get(name);
+  }
+
+  holds(owner: string): string | undefined {
+    return this.field(`o:${owner}`);
+  }
+
+  /** Adds '<m>:<hold id>' to the owner's holds (a retried add changes nothing). */
+  addHold(owner: string, entry: string): void {
+    const list = this.holds(owner);
+    if (list === undefined) this.store.hset(this.hash, { [`o:${owner}`]: entry });
+    else if (!list.split(' ').includes(entry))
+      this.store.hset(this.hash, { [`o:${owner}`]: `${list} ${entry}` });
+  }
+
+  /** Moves the owner's lease deadline to at least `deadline` (a re-entry never shortens it). */
+  extendTo(owner: string, deadline: number): void {
+    if ((this.store.zset(this.zset)?.get(owner) ?? 0) < deadline) this.store.zadd(this.zset, deadline, owner);
+  }
+
+  /** holders-renew.lua for one request: `renewed`, or `gone` (never `taken-over`: each holder has its own lease). */
+  renew(r: RenewRequest, now: number): RenewResult {
+    if (this.store.type(this.zset) !== 'zset') return 'gone';
+    let result: RenewResult = 'gone';
+    if ((this.store.zset(this.zset)?.get(r.owner) ?? 0) > now) {
+      this.store.zadd(this.zset, now + r.leaseMs, r.owner);
+      result = 'renewed';
+    } else {
+      this.prune(now);
+    }
+    this.syncTtl(now);
+    return result;
+  }
+}
+
+/**
+ * Removes the hold `holdId` (any mode) from an owner's list. Returns the rest ('' when empty) and
+ * the hold's mode, or undefined when the hold is not there (a retried release changes nothing).
+ */
+export function removeHold(list: string, holdId: string): { rest: string; mode: string } | undefined {
+  const entries = list.split(' ').filter(Boolean);
+  const at = entries.findIndex((e) => e.length > 2 && e[1] === ':' && e.slice(2) === holdId);
+  if (at < 0) return undefined;
+  const mode = entries[at]![0]!;
+  entries.splice(at, 1);
+  return { rest: entries.join(' '), mode };
+}

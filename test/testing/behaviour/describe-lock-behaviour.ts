@@ -1,0 +1,17 @@
+/*
+ * The core behaviour suite, written once and run against every backend (real Redis and the
+ * in-memory backend of nestjs-distributed-lock/testing), so that the two cannot drift apart.
+ */
+import type { BehaviourEnvFactory } from './behaviour-env';
+import { useBehaviourEnv } from './behaviour-env';
+import { describeFamilyBehaviour } from './family.behaviour';
+import { describeMutexBehaviour } from './mutex.behaviour';
+
+/** Declares the shared behaviour tests for one backend. */
+export function describeLockBehaviour(name: string, start: BehaviourEnvFactory): void {
+  describe(`lock behaviour on ${name}`, () => {
+    const env = useBehaviourEnv(start);
+    describeMutexBehaviour(env);
+    describeFamilyBehaviour(env);
+  });
+}
