@@ -237,6 +237,7 @@ export class LockEngine {
         waitedMs: monotonicMs() - started,
         attempts,
         reason,
+        tryOnly,
       });
     try {
       for (;;) {
