@@ -26,20 +26,27 @@ export interface TestOtelSdk {
   spans(name: string): ReadableSpan[];
   /** Collects every metric now, by instrument name. */
   collect(): Promise<Map<string, MetricData>>;
-  /** Unregisters the global providers and shuts the SDK down. */
+  /** Unregisters the global providers (if registered) and shuts the SDK down. */
   shutdown(): Promise<void>;
+  readonly tracerProvider: BasicTracerProvider;
+  readonly meterProvider: MeterProvider;
 }
 
-/** Registers an in-memory SDK as the global tracer and meter providers. */
-export function registerTestOtelSdk(): TestOtelSdk {
+/** Registers an in-memory SDK as the global tracer and meter providers (unless `global` is false). */
+export function registerTestOtelSdk({ global = true } = {}): TestOtelSdk {
   const exporter = new InMemorySpanExporter();
   const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
   const reader = new ManualMetricReader();
   const meterProvider = new MeterProvider({ readers: [reader] });
-  if (!trace.setGlobalTracerProvider(tracerProvider) || !metrics.setGlobalMeterProvider(meterProvider)) {
+  if (
+    global &&
+    (!trace.setGlobalTracerProvider(tracerProvider) || !metrics.setGlobalMeterProvider(meterProvider))
+  ) {
     throw new Error('an OpenTelemetry provider was already registered globally');
   }
   return {
+    tracerProvider,
+    meterProvider,
     spans: (name) => exporter.getFinishedSpans().filter((s) => s.name === name),
     async collect() {
       const { resourceMetrics, errors } = await reader.collect();
@@ -51,8 +58,10 @@ export function registerTestOtelSdk(): TestOtelSdk {
       return byName;
     },
     async shutdown() {
-      trace.disable();
-      metrics.disable();
+      if (global) {
+        trace.disable();
+        metrics.disable();
+      }
       await Promise.all([tracerProvider.shutdown(), meterProvider.shutdown()]);
     },
   };
