@@ -25,6 +25,7 @@ export class OptionalPeerMissingError extends Error {
  */
 export function loadOptionalPeer<T>(name: string): T | undefined {
   try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- the lazy load is the point
     if (typeof require === 'function') return require(name) as T;
     const { createRequire } = process.getBuiltinModule('node:module');
     return createRequire(`${process.cwd()}/`)(name) as T;

@@ -118,11 +118,14 @@ export function registerLockMetrics(
         registers,
       }),
     );
-    let observer: { held: number } | undefined;
-    let heldGauge: { set(value: number): void } | undefined;
-    // prom-client calls collect() on each scrape: the gauge reads the live count then.
-    const collect = () => heldGauge?.set(heldLocks ? heldLocks() : (observer?.held ?? 0));
-    heldGauge = track(P.held, new client.Gauge({ name: P.held, help: 'Locks held now', registers, collect }));
+    // prom-client calls collect() on each scrape: the gauge reads the live count then. The gauge and
+    // the observer are created below, so collect() reaches them through this holder.
+    const live: { observer?: { held: number }; gauge?: { set(value: number): void } } = {};
+    const collect = () => live.gauge?.set(heldLocks ? heldLocks() : (live.observer?.held ?? 0));
+    live.gauge = track(
+      P.held,
+      new client.Gauge({ name: P.held, help: 'Locks held now', registers, collect }),
+    );
     const keyed = (key: string, base: Labels): Labels => {
       const label = options.metricKey?.(key);
       return label === undefined ? base : { ...base, key: label };
@@ -142,7 +145,7 @@ export function registerLockMetrics(
         renewalFailures.inc(count);
       },
     });
-    observer = lifecycle;
+    live.observer = lifecycle;
     return () => {
       lifecycle.dispose();
       for (const name of created) registry.removeSingleMetric(name);

@@ -2,7 +2,7 @@
  * Terminus 11: a real Nest app on Express whose /health uses DistributedLockHealthIndicator reports
  * up, then down with the reason while Redis is stopped, then up again once it is back.
  */
-import { Controller, Get, INestApplication, Injectable } from '@nestjs/common';
+import { Controller, Get, INestApplication } from '@nestjs/common';
 import { HealthCheck, HealthCheckService } from '@nestjs/terminus';
 import request from 'supertest';
 import { DistributedLockModule, DistributedLockService } from '../../lib';
