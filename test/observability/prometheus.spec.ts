@@ -4,6 +4,7 @@
  */
 import * as client from 'prom-client';
 import { PROM_METRICS, registerLockMetrics } from '../../lib/observability';
+import { waitUntil } from '../support/wait';
 import { EngineEnv, startEngineEnv, uniqueKey, whenAborted } from '../core/support/engine-env';
 
 let env: EngineEnv;
@@ -58,6 +59,28 @@ describe('registerLockMetrics', () => {
 
     dispose();
     expect(await registry.metrics()).not.toContain('distributed_lock');
+  });
+
+  it('counts a renewal that failed on a Redis error, and the loss it caused', async () => {
+    const registry = new client.Registry();
+    const engine = env.engine({ keyPrefix: 'prom:', renewEveryMs: 100, commandTimeoutMs: 200 });
+    const dispose = registerLockMetrics(registry, engine);
+    const handle = await engine.acquire(uniqueKey('renew')); // watchdog lease
+    env.server.pause();
+    try {
+      await whenAborted(handle.signal);
+    } finally {
+      env.server.resume();
+    }
+    // The watchdog reports its round (the `renewed` event) just after the losses it caused.
+    const text = await waitUntil(async () => {
+      const t = await registry.metrics();
+      return sample(t, PROM_METRICS.renewalFailures) === 1 && t;
+    });
+    expect(sample(text, PROM_METRICS.renewalFailures)).toBe(1);
+    expect(sample(text, PROM_METRICS.lost, 'kind="mutex",reason="renewal-failed"')).toBe(1);
+    expect(sample(text, PROM_METRICS.held)).toBe(0);
+    dispose();
   });
 
   it('refuses a second registration on the same registry and leaves the first intact', async () => {
