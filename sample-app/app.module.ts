@@ -1,7 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { DistributedLockModule } from '../lib';
-import { HealthController } from './health.controller';
 import { InventoryModule } from './inventory/inventory.module';
+import { ObservabilityModule } from './observability/observability.module';
 import { SampleCoreModule } from './sample-core.module';
 import { configFromEnv, SAMPLE_CONFIG, SampleConfig } from './sample-config';
 import { SeckillModule } from './seckill/seckill.module';
@@ -27,8 +27,8 @@ export class AppModule {
         }),
         SeckillModule,
         InventoryModule,
+        ObservabilityModule,
       ],
-      controllers: [HealthController],
     };
   }
 }

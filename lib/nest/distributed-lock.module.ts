@@ -10,6 +10,7 @@ import {
 import { engineProvider, settingsProvider } from './distributed-lock.providers';
 import { DistributedLockService } from './distributed-lock.service';
 import { SkipRouteCheck } from './skip-route.check';
+import { DistributedLockTelemetry } from './telemetry.provider';
 
 /**
  * Distributed locks on Redis for Nest: `DistributedLockModule.forRoot({ redis })` or
@@ -21,6 +22,7 @@ import { SkipRouteCheck } from './skip-route.check';
   imports: [DiscoveryModule],
   providers: [
     SkipRouteCheck,
+    DistributedLockTelemetry,
     settingsProvider,
     engineProvider,
     DistributedLockService,

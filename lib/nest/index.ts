@@ -13,3 +13,13 @@ export { LockedException } from './locked.exception';
 export type { LockedExceptionOptions } from './locked.exception';
 export { DISTRIBUTED_LOCK_METADATA } from './distributed-lock.constants';
 export { DEFAULT_BUSY_STATUS } from './module-options';
+export { DistributedLockEngine } from './distributed-lock-engine';
+export { DISTRIBUTED_LOCK_SETTINGS } from './distributed-lock.module-definition';
+export type { DistributedLockSettings } from './module-options';
+export { DEFAULT_DRAIN_MS } from './module-options';
+export {
+  DistributedLockTelemetry,
+  DISTRIBUTED_LOCK_TELEMETRY,
+  provideLockTelemetry,
+} from './telemetry.provider';
+export type { DistributedLockTelemetrySetting } from './telemetry.provider';

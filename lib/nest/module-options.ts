@@ -11,7 +11,7 @@ const isPlainObject = (value: unknown): value is object =>
 export const DEFAULT_BUSY_STATUS = 423;
 
 /** The module options only the Nest layer reads (everything else goes to the engine). */
-export const NEST_OPTION_NAMES = ['busyStatus', 'retryAfter', 'httpErrors', 'isGlobal'] as const;
+export const NEST_OPTION_NAMES = ['busyStatus', 'retryAfter', 'httpErrors', 'telemetry', 'isGlobal'] as const;
 
 /** The module options, resolved once: the engine's part by core's resolver, the HTTP part here. */
 export interface DistributedLockSettings {

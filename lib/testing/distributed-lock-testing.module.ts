@@ -88,7 +88,12 @@ export class DistributedLockTestingModule {
         InMemoryEngineCloser,
         { provide: APP_INTERCEPTOR, useClass: DistributedLockInterceptor },
       ],
-      exports: [DistributedLockService, DistributedLockEngine, DISTRIBUTED_LOCK_SETTINGS, LockTestingControls],
+      exports: [
+        DistributedLockService,
+        DistributedLockEngine,
+        DISTRIBUTED_LOCK_SETTINGS,
+        LockTestingControls,
+      ],
     };
   }
 }

@@ -241,7 +241,9 @@ describe('Redis Cluster (3 masters + 3 replicas)', () => {
     const victimId = await nodeId(victim);
     const heir = (await cluster.clusterNodes()).find((n) => n.masterId === victimId)!;
     await redisCommand(heir.port, ['SCRIPT', 'FLUSH']);
-    expect(await redisCommand(heir.port, ['SCRIPT', 'EXISTS', defineScript('mutex-acquire').sha])).toEqual([0]);
+    expect(await redisCommand(heir.port, ['SCRIPT', 'EXISTS', defineScript('mutex-acquire').sha])).toEqual([
+      0,
+    ]);
     // A holder and a waiter on another lock in the same slot: the waiter's subscription must follow.
     const side = keyInSlot(slot, 'side-');
     const holderEngine = engine({ watchdogLeaseMs: 120_000, renewEveryMs: 40_000 });

@@ -231,6 +231,7 @@ export class Acquisition {
       waitedMs: monotonicMs() - this.started,
       attempts: this.attempts,
       reason,
+      tryOnly: this.req.tryOnly,
     });
   }
 

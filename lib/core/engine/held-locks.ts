@@ -53,6 +53,7 @@ export class HeldLocks implements GrantHost {
     this.events.safeEmit('released', {
       key: grant.key,
       kind: kindName(grant.kind, grant.options),
+      fencingToken: grant.fencingToken,
       heldMs: monotonicMs() - grant.grantedAt,
       result,
       error,
@@ -84,6 +85,8 @@ export class HeldLocks implements GrantHost {
     this.events.safeEmit('lost', {
       key: grant.key,
       kind: kindName(grant.kind, grant.options),
+      fencingToken: grant.fencingToken,
+      heldMs: monotonicMs() - grant.grantedAt,
       reason: error.reason,
       error,
     });

@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { LockLostReason } from '../errors';
+import { lockChannels, publishLockEvent } from './lock-channels';
 
 /** Observability events of a lock engine (listen with `engine.events.on(name, fn)`). */
 export interface LockEventMap {
@@ -18,7 +19,10 @@ export interface LockEventMap {
       replicaAcks?: number;
     },
   ];
-  /** An acquisition ended without the lock: `timeout` (busy), `aborted`, `closed` or `error` (Redis). */
+  /**
+   * An acquisition ended without the lock: `timeout` (busy), `aborted`, `closed` or `error` (Redis).
+   * `tryOnly` is true for tryAcquire (which resolves null on `timeout` instead of throwing).
+   */
   notAcquired: [
     {
       key: string;
@@ -26,15 +30,20 @@ export interface LockEventMap {
       waitedMs: number;
       attempts: number;
       reason: 'timeout' | 'aborted' | 'closed' | 'error';
+      tryOnly: boolean;
     },
   ];
   /** An attempt found the lock busy (contention). */
   contended: [{ key: string; kind: string; retryAfterMs: number }];
-  /** A hold was released; `heldMs` since the grant; `result` as Redis reported it. */
+  /**
+   * A hold was released; `heldMs` since the grant; `result` as Redis reported it (`still-held` after
+   * an inner re-entry). `fencingToken` is the grant's: with `key` it names the grant.
+   */
   released: [
     {
       key: string;
       kind: string;
+      fencingToken: number;
       heldMs: number;
       result: 'released' | 'still-held' | 'not-held' | 'failed';
       error?: unknown;
@@ -42,8 +51,17 @@ export interface LockEventMap {
   ];
   /** A watchdog round: leases renewed, lost and failed. */
   renewed: [{ renewed: number; lost: number; failed: number }];
-  /** A held lock is known lost; its handle's signal was aborted with the same reason. */
-  lost: [{ key: string; kind: string; reason: LockLostReason; error: Error }];
+  /** A held lock is known lost; its handle's signal was aborted with the same reason. `heldMs` since the grant. */
+  lost: [
+    {
+      key: string;
+      kind: string;
+      fencingToken: number;
+      heldMs: number;
+      reason: LockLostReason;
+      error: Error;
+    },
+  ];
   /** A connection to the storage went down or came back (once per change, not per command). */
   connection: [ConnectionState];
 }
@@ -60,6 +78,9 @@ export interface ConnectionState {
 export class LockEvents extends EventEmitter<LockEventMap> {
   /** Emits without letting a throwing listener break the caller. */
   safeEmit<K extends keyof LockEventMap>(name: K, ...args: LockEventMap[K]): void {
+    // Also on node:diagnostics_channel; a channel with no subscriber costs one property read.
+    const channel = lockChannels[name];
+    if (channel.hasSubscribers) publishLockEvent(channel, args[0]);
     if (this.listenerCount(name) === 0) return;
     try {
       (this.emit as (n: K, ...a: LockEventMap[K]) => boolean)(name, ...args);

@@ -4,6 +4,7 @@ import type {
   RedisConnectionOption,
   RedlockOption,
 } from '../../core';
+import type { LockTelemetryOptions } from '../../observability/lock-telemetry';
 
 /**
  * How the `Retry-After` header of a 423 answer is chosen.
@@ -32,6 +33,11 @@ export interface DistributedLockModuleOptions extends LockEngineOptions {
    * decorated and manual locks alike. `false`: register DistributedLockInterceptor yourself.
    */
   httpErrors?: boolean;
+  /**
+   * OpenTelemetry spans and metrics for the lock lifecycle (needs the optional peer
+   * `@opentelemetry/api`; see docs/OBSERVABILITY.md). `true` for the defaults. Default off.
+   */
+  telemetry?: boolean | LockTelemetryOptions;
 }
 
 /** A class whose instance builds the module options (forRootAsync's `useClass` / `useExisting`). */

@@ -1,0 +1,59 @@
+import { Inject, Injectable, OnApplicationShutdown, OnModuleInit, Optional, Provider } from '@nestjs/common';
+import {
+  instrumentLockEvents,
+  LockTelemetryDisposer,
+  LockTelemetryOptions,
+} from '../observability/lock-telemetry';
+import { DISTRIBUTED_LOCK_MODULE_OPTIONS } from './distributed-lock.module-definition';
+import { DistributedLockService } from './distributed-lock.service';
+
+/** `telemetry` as the module takes it: `true` for the defaults, an options object, or off. */
+export type DistributedLockTelemetrySetting = boolean | LockTelemetryOptions | undefined;
+
+/** Token of an explicit telemetry setting (see provideLockTelemetry); wins over the module option. */
+export const DISTRIBUTED_LOCK_TELEMETRY = Symbol('DISTRIBUTED_LOCK_TELEMETRY');
+
+/**
+ * Wires OpenTelemetry to the lock service of its module: instruments `service.events` at init (when
+ * the module's `telemetry` option, or an explicit DISTRIBUTED_LOCK_TELEMETRY value, is set) and
+ * stops at shutdown. Fails the start-up when telemetry is asked for without `@opentelemetry/api`.
+ */
+@Injectable()
+export class DistributedLockTelemetry implements OnModuleInit, OnApplicationShutdown {
+  private dispose?: LockTelemetryDisposer;
+
+  constructor(
+    private readonly locks: DistributedLockService,
+    @Optional()
+    @Inject(DISTRIBUTED_LOCK_TELEMETRY)
+    private readonly explicit?: DistributedLockTelemetrySetting,
+    @Optional()
+    @Inject(DISTRIBUTED_LOCK_MODULE_OPTIONS)
+    private readonly moduleOptions?: { telemetry?: DistributedLockTelemetrySetting },
+  ) {}
+
+  /** @internal */
+  onModuleInit(): void {
+    const setting = this.explicit ?? this.moduleOptions?.telemetry;
+    if (!setting || this.dispose) return;
+    this.dispose = instrumentLockEvents(this.locks.events, {
+      // The gauge reads the service's live count, not only grants taken since init.
+      heldLocks: () => this.locks.stats().held,
+      ...(setting === true ? {} : setting),
+    });
+  }
+
+  /** @internal */
+  onApplicationShutdown(): void {
+    this.dispose?.();
+    this.dispose = undefined;
+  }
+}
+
+/**
+ * Providers that switch telemetry on for the DistributedLockService visible to the module they are
+ * added to, without the module option: `providers: [...provideLockTelemetry({ key: 'raw' })]`.
+ */
+export function provideLockTelemetry(setting: true | LockTelemetryOptions = true): Provider[] {
+  return [{ provide: DISTRIBUTED_LOCK_TELEMETRY, useValue: setting }, DistributedLockTelemetry];
+}

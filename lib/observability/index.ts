@@ -1,0 +1,21 @@
+// Observability: OpenTelemetry, prom-client and diagnostics_channel. No optional peer is loaded until a
+// function that needs it is called.
+export { instrumentLockEvents } from './lock-telemetry';
+export type { LockTelemetryOptions, LockTelemetryDisposer } from './lock-telemetry';
+export { registerLockMetrics } from './prometheus';
+export type { LockMetricsOptions, PromClientLike, PromRegistryLike } from './prometheus';
+export type { LockEventSource } from './lock-source';
+export type { LockKeyAttribute } from './key-label';
+export { hashKey } from './key-label';
+export type { LockWaitOutcome } from './lock-lifecycle';
+export {
+  INSTRUMENTATION_SCOPE,
+  LOCK_ATTRIBUTES,
+  OTEL_METRICS,
+  OTEL_SPANS,
+  PROM_METRICS,
+} from './lock-metric-names';
+export { OptionalPeerMissingError } from './optional-peer';
+export type * from './otel-api';
+export { LOCK_CHANNEL_PREFIX, lockChannelName, lockChannels } from '../core/engine/lock-channels';
+export type { LockChannelMessage } from '../core/engine/lock-channels';

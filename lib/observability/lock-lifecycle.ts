@@ -1,0 +1,141 @@
+import type { LockLostReason } from '../core/errors';
+import type { LockEventMap, LockEvents } from '../core/engine/lock-events';
+
+/** How one acquisition ended: got the lock, or why not (`busy`: tryAcquire resolved null). */
+export type LockWaitOutcome = 'acquired' | 'busy' | 'timeout' | 'aborted' | 'error' | 'closed';
+
+/** One acquisition, when its outcome is known. */
+export interface LockWait {
+  key: string;
+  kind: string;
+  outcome: LockWaitOutcome;
+  attempts: number;
+  waitedMs: number;
+  reentered: boolean;
+  fencingToken?: number;
+}
+
+/**
+ * How a grant ended; `disposed` when the observer stopped while it was held. `tracked` is false for
+ * a loss of a grant taken before observing began (counted as a loss, but it has no hold to end).
+ */
+export interface LockHoldEnd {
+  end: 'released' | 'lost' | 'disposed';
+  tracked: boolean;
+  heldMs?: number;
+  lostReason?: LockLostReason;
+  error?: Error;
+}
+
+/** What a telemetry backend does with the lifecycle; `S` is its per-grant state (e.g. a span). */
+export interface LockLifecycleSink<S> {
+  wait(wait: LockWait): void;
+  holdStarted(key: string, kind: string, fencingToken: number): S;
+  holdEnded(state: S | undefined, kind: string, end: LockHoldEnd): void;
+  renewalFailed(count: number): void;
+}
+
+/** A running observation: the grants it tracks now, and the way to stop it. */
+export interface LockLifecycleObserver {
+  /** Grants acquired since observing began and not yet released or lost. */
+  readonly held: number;
+  /** Removes the listeners and ends every tracked grant as `disposed`. Idempotent. */
+  dispose(): void;
+}
+
+interface TrackedHold<S> {
+  state: S;
+  kind: string;
+  /** Open holds on the grant: the first acquire plus re-entries. */
+  depth: number;
+}
+
+/**
+ * Turns engine events into waits and holds for a telemetry sink. A grant is named by its key and
+ * fencing token (unique per key); re-entries count as holds on it, so the grant ends at the release
+ * of its last hold or at its loss.
+ */
+export function observeLockLifecycle<S>(
+  events: LockEvents,
+  sink: LockLifecycleSink<S>,
+): LockLifecycleObserver {
+  const holds = new Map<string, TrackedHold<S>>();
+  const id = (key: string, fencingToken: number) => `${fencingToken}\u0000${key}`;
+
+  const onAcquired = (e: LockEventMap['acquired'][0]) => {
+    sink.wait({
+      key: e.key,
+      kind: e.kind,
+      outcome: 'acquired',
+      attempts: e.attempts,
+      waitedMs: e.waitedMs,
+      reentered: e.reentered,
+      fencingToken: e.fencingToken,
+    });
+    const grantId = id(e.key, e.fencingToken);
+    const tracked = holds.get(grantId);
+    if (tracked) tracked.depth++;
+    else if (!e.reentered) {
+      holds.set(grantId, { state: sink.holdStarted(e.key, e.kind, e.fencingToken), kind: e.kind, depth: 1 });
+    }
+  };
+  const onNotAcquired = (e: LockEventMap['notAcquired'][0]) => {
+    const outcome = e.reason === 'timeout' ? (e.tryOnly ? 'busy' : 'timeout') : e.reason;
+    sink.wait({
+      key: e.key,
+      kind: e.kind,
+      outcome,
+      attempts: e.attempts,
+      waitedMs: e.waitedMs,
+      reentered: false,
+    });
+  };
+  const onReleased = (e: LockEventMap['released'][0]) => {
+    const grantId = id(e.key, e.fencingToken);
+    const tracked = holds.get(grantId);
+    if (!tracked) return;
+    tracked.depth--;
+    if (tracked.depth > 0 && e.result !== 'released' && e.result !== 'not-held') return;
+    holds.delete(grantId);
+    sink.holdEnded(tracked.state, tracked.kind, { end: 'released', tracked: true, heldMs: e.heldMs });
+  };
+  const onLost = (e: LockEventMap['lost'][0]) => {
+    const grantId = id(e.key, e.fencingToken);
+    const tracked = holds.get(grantId);
+    holds.delete(grantId);
+    sink.holdEnded(tracked?.state, e.kind, {
+      end: 'lost',
+      tracked: tracked !== undefined,
+      heldMs: e.heldMs,
+      lostReason: e.reason,
+      error: e.error,
+    });
+  };
+  const onRenewed = (e: LockEventMap['renewed'][0]) => {
+    if (e.failed > 0) sink.renewalFailed(e.failed);
+  };
+
+  events.on('acquired', onAcquired);
+  events.on('notAcquired', onNotAcquired);
+  events.on('released', onReleased);
+  events.on('lost', onLost);
+  events.on('renewed', onRenewed);
+  let disposed = false;
+  return {
+    get held() {
+      return holds.size;
+    },
+    dispose() {
+      if (disposed) return;
+      disposed = true;
+      events.off('acquired', onAcquired);
+      events.off('notAcquired', onNotAcquired);
+      events.off('released', onReleased);
+      events.off('lost', onLost);
+      events.off('renewed', onRenewed);
+      for (const tracked of holds.values())
+        sink.holdEnded(tracked.state, tracked.kind, { end: 'disposed', tracked: true });
+      holds.clear();
+    },
+  };
+}

@@ -1,0 +1,158 @@
+import type { LockEvents } from '../core/engine/lock-events';
+import { observeLockLifecycle } from './lock-lifecycle';
+import { LOCK_DURATION_BUCKETS, PROM_METRICS } from './lock-metric-names';
+import { LockEventSource, resolveLockSource } from './lock-source';
+import { loadOptionalPeer, OptionalPeerMissingError } from './optional-peer';
+
+/** The slice of a prom-client `Registry` used here (structural: no declaration names prom-client). */
+export interface PromRegistryLike {
+  registerMetric(metric: never): void;
+  removeSingleMetric(name: string): void;
+}
+
+type Labels = Record<string, string>;
+interface PromMetricConfig {
+  name: string;
+  help: string;
+  labelNames?: string[];
+  registers: PromRegistryLike[];
+  buckets?: number[];
+  collect?: () => void;
+}
+/** The slice of the prom-client module used here. */
+export interface PromClientLike {
+  Histogram: new (config: PromMetricConfig) => { observe(labels: Labels, value: number): void };
+  Counter: new (config: PromMetricConfig) => {
+    inc(labels: Labels, value?: number): void;
+    inc(value?: number): void;
+  };
+  Gauge: new (config: PromMetricConfig) => { set(value: number): void };
+}
+
+/** Options of {@link registerLockMetrics}. */
+export interface LockMetricsOptions {
+  /** The prom-client module. Default: loaded on the call (`require('prom-client')`). */
+  client?: PromClientLike;
+  /** A low-cardinality `key` label (e.g. the key's template). Default none. Never return raw keys. */
+  metricKey?: (key: string) => string | undefined;
+  /** Histogram buckets in seconds. Default 1 ms … 30 s. */
+  buckets?: number[];
+}
+
+/**
+ * Registers the lock metrics (`distributed_lock_*`, docs/OBSERVABILITY.md) on `registry` — the
+ * app's own prom-client Registry; pass `client.register` only if you want the global one — and
+ * feeds them from `source`. Returns a disposer that stops listening and unregisters them.
+ */
+export function registerLockMetrics(
+  registry: PromRegistryLike,
+  source: LockEvents | LockEventSource,
+  options: LockMetricsOptions = {},
+): () => void {
+  if (!registry || typeof registry.registerMetric !== 'function') {
+    throw new TypeError('registerLockMetrics needs a prom-client Registry (new Registry())');
+  }
+  const { events, heldLocks } = resolveLockSource(source);
+  const client = options.client ?? loadOptionalPeer<PromClientLike>('prom-client');
+  if (!client) throw new OptionalPeerMissingError('prom-client', 'registerLockMetrics', 'options.client');
+  const withKey = options.metricKey !== undefined;
+  const labels = (names: string[]) => (withKey ? [...names, 'key'] : names);
+  const registers = [registry];
+  const buckets = options.buckets ?? [...LOCK_DURATION_BUCKETS];
+  const P = PROM_METRICS;
+  const created: string[] = [];
+  const track = <T>(name: string, metric: T): T => (created.push(name), metric);
+  try {
+    const wait = track(
+      P.waitSeconds,
+      new client.Histogram({
+        name: P.waitSeconds,
+        help: 'Time from a lock call to its outcome',
+        labelNames: labels(['kind', 'outcome']),
+        buckets,
+        registers,
+      }),
+    );
+    const hold = track(
+      P.holdSeconds,
+      new client.Histogram({
+        name: P.holdSeconds,
+        help: 'Time a lock was held, grant to release or loss',
+        labelNames: ['kind', 'end'],
+        buckets,
+        registers,
+      }),
+    );
+    const acquired = track(
+      P.acquired,
+      new client.Counter({
+        name: P.acquired,
+        help: 'Acquisitions that got the lock',
+        labelNames: labels(['kind']),
+        registers,
+      }),
+    );
+    const busy = track(
+      P.busy,
+      new client.Counter({
+        name: P.busy,
+        help: 'Acquisitions that gave up on a busy lock',
+        labelNames: labels(['kind']),
+        registers,
+      }),
+    );
+    const lost = track(
+      P.lost,
+      new client.Counter({
+        name: P.lost,
+        help: 'Held locks found lost',
+        labelNames: ['kind', 'reason'],
+        registers,
+      }),
+    );
+    const renewalFailures = track(
+      P.renewalFailures,
+      new client.Counter({
+        name: P.renewalFailures,
+        help: 'Lease renewals that failed on a Redis error',
+        registers,
+      }),
+    );
+    // prom-client calls collect() on each scrape: the gauge reads the live count then. The gauge and
+    // the observer are created below, so collect() reaches them through this holder.
+    const live: { observer?: { held: number }; gauge?: { set(value: number): void } } = {};
+    const collect = () => live.gauge?.set(heldLocks ? heldLocks() : (live.observer?.held ?? 0));
+    live.gauge = track(
+      P.held,
+      new client.Gauge({ name: P.held, help: 'Locks held now', registers, collect }),
+    );
+    const keyed = (key: string, base: Labels): Labels => {
+      const label = options.metricKey?.(key);
+      return label === undefined ? base : { ...base, key: label };
+    };
+    const lifecycle = observeLockLifecycle<undefined>(events, {
+      wait(w) {
+        wait.observe(keyed(w.key, { kind: w.kind, outcome: w.outcome }), w.waitedMs / 1000);
+        if (w.outcome === 'acquired') acquired.inc(keyed(w.key, { kind: w.kind }));
+        else if (w.outcome === 'busy' || w.outcome === 'timeout') busy.inc(keyed(w.key, { kind: w.kind }));
+      },
+      holdStarted: () => undefined,
+      holdEnded(_state, kind, end) {
+        if (end.end === 'lost') lost.inc({ kind, reason: end.lostReason ?? 'unknown' });
+        if (end.tracked && end.heldMs !== undefined) hold.observe({ kind, end: end.end }, end.heldMs / 1000);
+      },
+      renewalFailed(count) {
+        renewalFailures.inc(count);
+      },
+    });
+    live.observer = lifecycle;
+    return () => {
+      lifecycle.dispose();
+      for (const name of created) registry.removeSingleMetric(name);
+    };
+  } catch (error) {
+    // e.g. a name already registered: leave the registry as it was.
+    for (const name of created) registry.removeSingleMetric(name);
+    throw error;
+  }
+}

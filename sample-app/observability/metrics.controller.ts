@@ -1,0 +1,32 @@
+import { Controller, Get, Header, Inject, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { Registry } from 'prom-client';
+import { DistributedLockService, registerLockMetrics } from '../../lib';
+
+/** The app's own prom-client registry (not prom-client's global one). */
+export const METRICS_REGISTRY = Symbol('METRICS_REGISTRY');
+
+/** Prometheus scrape endpoint: the distributed_lock_* metrics of this replica. */
+@Controller('metrics')
+export class MetricsController implements OnModuleInit, OnApplicationShutdown {
+  private unregister?: () => void;
+
+  constructor(
+    @Inject(METRICS_REGISTRY) private readonly registry: Registry,
+    private readonly locks: DistributedLockService,
+  ) {}
+
+  onModuleInit(): void {
+    this.unregister = registerLockMetrics(this.registry, this.locks);
+  }
+
+  onApplicationShutdown(): void {
+    this.unregister?.();
+  }
+
+  /** The exposition text of the app's registry. */
+  @Get()
+  @Header('Content-Type', 'text/plain; version=0.0.4; charset=utf-8')
+  metrics(): Promise<string> {
+    return this.registry.metrics();
+  }
+}

@@ -1,0 +1,85 @@
+/*
+ * The Nest side of OpenTelemetry: provideLockTelemetry() instruments the module's lock service at
+ * init — decorated and manual locks alike — and stops at app.close().
+ */
+import { Injectable } from '@nestjs/common';
+import {
+  DistributedLock,
+  DistributedLockModule,
+  DistributedLockService,
+  DistributedLockTelemetry,
+  LOCK_ATTRIBUTES as A,
+  OTEL_METRICS,
+  OTEL_SPANS,
+  provideLockTelemetry,
+} from '../../lib';
+import { startRedis, type RedisServerProcess } from '../support/redis-server';
+import { closeApps, startApp, uniquePrefix } from '../nest/helpers/nest-app';
+import { registerTestOtelSdk, sumValue, TestOtelSdk } from './support/otel-sdk';
+
+@Injectable()
+class Orders {
+  @DistributedLock({ key: 'order:{0}' })
+  async place(id: string): Promise<string> {
+    return id;
+  }
+}
+
+let server: RedisServerProcess;
+let sdk: TestOtelSdk;
+
+beforeAll(async () => {
+  server = await startRedis();
+});
+beforeEach(() => {
+  sdk = registerTestOtelSdk();
+});
+afterEach(async () => {
+  await sdk.shutdown();
+});
+afterAll(async () => {
+  await server?.stop();
+});
+
+const lockModule = () =>
+  DistributedLockModule.forRoot({ redis: server.url, keyPrefix: uniquePrefix('nest-otel') });
+
+describe('provideLockTelemetry', () => {
+  it('traces decorated and manual locks of the module, with the live held count, until the app closes', async () => {
+    const app = await startApp({ imports: [lockModule()], providers: [Orders, ...provideLockTelemetry()] });
+    try {
+      await app.get(Orders).place('42');
+      const locks = app.get(DistributedLockService);
+      const handle = await locks.acquire('manual');
+      expect(sumValue((await sdk.collect()).get(OTEL_METRICS.held))).toBe(1);
+      await handle.release();
+      expect(sdk.spans(OTEL_SPANS.wait).map((s) => s.attributes[A.outcome])).toEqual([
+        'acquired',
+        'acquired',
+      ]);
+      expect(sdk.spans(OTEL_SPANS.hold)).toHaveLength(2);
+    } finally {
+      await closeApps(app);
+    }
+    expect(app.get(DistributedLockTelemetry)).toBeInstanceOf(DistributedLockTelemetry);
+  });
+
+  it('stays off without a setting', async () => {
+    const app = await startApp({ imports: [lockModule()], providers: [DistributedLockTelemetry] });
+    try {
+      await (await app.get(DistributedLockService).acquire('quiet')).release();
+      expect(sdk.spans(OTEL_SPANS.wait)).toEqual([]);
+      expect(app.get(DistributedLockService).events.listenerCount('acquired')).toBe(0);
+    } finally {
+      await closeApps(app);
+    }
+  });
+
+  it('stops listening when the app closes', async () => {
+    const app = await startApp({ imports: [lockModule()], providers: provideLockTelemetry() });
+    const events = app.get(DistributedLockService).events;
+    expect(events.listenerCount('acquired')).toBe(1);
+    await closeApps(app);
+    expect(events.listenerCount('acquired')).toBe(0);
+  });
+});

@@ -1,0 +1,74 @@
+/*
+ * The package loads and locks without its optional peers (@opentelemetry/api, prom-client,
+ * @nestjs/terminus): lib is compiled as `npm run build` does, laid out as an installed package (its
+ * package.json exports map included), and run in a child Node whose module resolution refuses the
+ * optional peers and records any attempt to load them. Only the terminus subpath needs its peer,
+ * and says so. scripts/check-packed-optional-peers.cjs runs the same child against `npm pack` output.
+ */
+import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+import { startRedis, type RedisServerProcess } from '../support/redis-server';
+
+const run = promisify(execFile);
+const ROOT = path.resolve(__dirname, '../..');
+const SUPPORT = path.join(__dirname, 'support');
+
+let server: RedisServerProcess;
+let dir: string;
+
+beforeAll(async () => {
+  server = await startRedis();
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'no-optional-peers-'));
+  const pkgDir = path.join(dir, 'node_modules', 'nestjs-distributed-lock');
+  const tsc = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+  await run(process.execPath, [
+    tsc,
+    '-p',
+    path.join(ROOT, 'tsconfig.build.json'),
+    '--outDir',
+    path.join(pkgDir, 'dist'),
+  ]);
+  for (const lua of fs.readdirSync(path.join(ROOT, 'lib/core/scripts'))) {
+    fs.mkdirSync(path.join(pkgDir, 'dist/core/scripts'), { recursive: true });
+    fs.copyFileSync(path.join(ROOT, 'lib/core/scripts', lua), path.join(pkgDir, 'dist/core/scripts', lua));
+  }
+  fs.copyFileSync(path.join(ROOT, 'package.json'), path.join(pkgDir, 'package.json'));
+  fs.copyFileSync(path.join(SUPPORT, 'no-optional-peers.child.cjs'), path.join(dir, 'child.cjs'));
+}, 120_000);
+
+afterAll(async () => {
+  if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  await server?.stop();
+});
+
+describe('without the optional peers installed', () => {
+  it('loads every entry point but terminus, takes a lock, and names the missing peer when a feature needs it', async () => {
+    const { stdout } = await run(
+      process.execPath,
+      ['-r', path.join(SUPPORT, 'block-optional-peers.cjs'), path.join(dir, 'child.cjs')],
+      // Required peers come from this repo's node_modules, as an app's own install would provide them.
+      {
+        cwd: dir,
+        env: { ...process.env, NODE_PATH: path.join(ROOT, 'node_modules'), REDIS_URL: server.url },
+      },
+    );
+    const report = JSON.parse(stdout);
+    expect(report.peers.sort()).toEqual(['@nestjs/terminus', '@opentelemetry/api', 'prom-client']);
+    expect(report.attemptsAtLoad).toEqual([]);
+    for (const entry of [
+      'nestjs-distributed-lock',
+      'nestjs-distributed-lock/core',
+      'nestjs-distributed-lock/observability',
+    ]) {
+      expect(report.entries[entry]).toBeGreaterThan(0);
+    }
+    expect(report.fencingToken).toEqual(expect.any(Number));
+    expect(report.released).toBe(true);
+    expect(report.otel).toMatch(/^OptionalPeerMissingError: .*"@opentelemetry\/api"/);
+    expect(report.prom).toMatch(/^OptionalPeerMissingError: .*"prom-client"/);
+    expect(report.terminus).toMatch(/Cannot find module '@nestjs\/terminus'/);
+  });
+});

@@ -1,0 +1,25 @@
+/* eslint-disable @typescript-eslint/no-require-imports -- a CommonJS script run by plain node */
+// Preload (node -r): makes the package's optional peers (peerDependenciesMeta … optional) unresolvable,
+// as in an app that never installed them, and records every attempt to load one in
+// globalThis.__optionalPeerAttempts, so a check can tell "not loaded" from "loaded and swallowed".
+'use strict';
+const Module = require('node:module');
+const path = require('node:path');
+
+const pkg = require(path.resolve(__dirname, '../../../package.json'));
+const blocked = Object.entries(pkg.peerDependenciesMeta || {})
+  .filter(([, meta]) => meta && meta.optional)
+  .map(([name]) => name);
+const attempts = (globalThis.__optionalPeerAttempts = []);
+globalThis.__optionalPeers = blocked;
+
+const resolve = Module._resolveFilename;
+Module._resolveFilename = function (request, ...rest) {
+  if (blocked.some((name) => request === name || request.startsWith(`${name}/`))) {
+    attempts.push(request);
+    const error = new Error(`Cannot find module '${request}'`);
+    error.code = 'MODULE_NOT_FOUND';
+    throw error;
+  }
+  return resolve.call(this, request, ...rest);
+};

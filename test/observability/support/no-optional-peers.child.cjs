@@ -1,0 +1,52 @@
+/* eslint-disable @typescript-eslint/no-require-imports -- a CommonJS script run by plain node */
+// Run with `node -r ./block-optional-peers.cjs` where `nestjs-distributed-lock` resolves to a build of
+// the package (REDIS_URL set): loads every entry point, takes and releases a lock, and prints one
+// JSON report on stdout. Used by no-optional-peers.spec.ts and scripts/check-packed-optional-peers.cjs.
+'use strict';
+require('reflect-metadata');
+
+async function main() {
+  const report = { peers: globalThis.__optionalPeers, entries: {}, attemptsAtLoad: [] };
+  for (const entry of [
+    'nestjs-distributed-lock',
+    'nestjs-distributed-lock/core',
+    'nestjs-distributed-lock/observability',
+  ]) {
+    const mod = require(entry);
+    report.entries[entry] = Object.keys(mod).length;
+  }
+  report.attemptsAtLoad = [...globalThis.__optionalPeerAttempts];
+  try {
+    require('nestjs-distributed-lock/terminus');
+    report.terminus = 'loaded';
+  } catch (error) {
+    report.terminus = error.message.split('\n')[0];
+  }
+
+  const lib = require('nestjs-distributed-lock');
+  const engine = lib.createLockEngine({ redis: process.env.REDIS_URL, keyPrefix: 'no-peers:' });
+  try {
+    const handle = await engine.acquire('k');
+    report.fencingToken = handle.fencingToken;
+    report.released = await handle.release();
+    for (const [name, call] of [
+      ['otel', () => lib.instrumentLockEvents(engine.events)],
+      ['prom', () => lib.registerLockMetrics({ registerMetric() {}, removeSingleMetric() {} }, engine)],
+    ]) {
+      try {
+        call();
+        report[name] = 'no error';
+      } catch (error) {
+        report[name] = `${error.name}: ${error.message}`;
+      }
+    }
+  } finally {
+    await engine.close();
+  }
+  process.stdout.write(JSON.stringify(report));
+}
+
+main().catch((error) => {
+  process.stderr.write(String(error && error.stack ? error.stack : error));
+  process.exitCode = 1;
+});
