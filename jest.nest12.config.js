@@ -13,5 +13,7 @@ module.exports = {
   extensionsToTreatAsEsm: ['.ts'],
   setupFilesAfterEnv: [...base.setupFilesAfterEnv, '<rootDir>/test/nest12-suite/setup.mjs'],
   resolver: '<rootDir>/test/nest12-suite/resolver.cjs',
-  transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/test/nest12-suite/tsconfig.json', useESM: true }] },
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/test/nest12-suite/tsconfig.json', useESM: true }],
+  },
 };

@@ -36,7 +36,10 @@ const ENTRY_POINTS = {
 
 function tsc(...args) {
   const bin = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc');
-  execFileSync(process.execPath, [bin, '-p', 'tsconfig.build.json', ...args], { cwd: root, stdio: 'inherit' });
+  execFileSync(process.execPath, [bin, '-p', 'tsconfig.build.json', ...args], {
+    cwd: root,
+    stdio: 'inherit',
+  });
 }
 
 function walk(dir, filter) {
@@ -84,7 +87,10 @@ const DIRNAME_SHIM =
 function finishEsm(dir) {
   for (const file of walk(dir, (name) => name.endsWith('.js') || name.endsWith('.d.ts'))) {
     let text = fs.readFileSync(file, 'utf8');
-    text = text.replace(SPECIFIER, (_all, head, quote, spec) => `${head}${quote}${withExtension(file, spec)}${quote}`);
+    text = text.replace(
+      SPECIFIER,
+      (_all, head, quote, spec) => `${head}${quote}${withExtension(file, spec)}${quote}`,
+    );
     if (file.endsWith('.js') && /\b__dirname\b/.test(text)) text = DIRNAME_SHIM + text;
     if (file.endsWith('.js') && /\b(require\(|module\.exports|exports\.)/.test(text)) {
       throw new Error(`build: CommonJS left in the ESM build: ${path.relative(root, file)}`);

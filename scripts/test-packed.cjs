@@ -5,7 +5,7 @@
 //   2. test/package: the tarball unpacked into its node_modules (Nest 11 from the root node_modules):
 //        dual-load.test.mjs   require() and import in one process give the same classes
 //        jest-cjs.test.cjs    Jest's CommonJS runtime (what Nest 11 apps' tests use)
-//        types/               the .d.ts / .d.mts / .d.cts under node16 and nodenext, skipLibCheck off
+//        types/               the .d.ts / .d.mts / .d.cts under node10, node16 and nodenext, skipLibCheck off
 //   3. test/nest12 (an ESM-only Nest 12 app): npm ci when stale, the tarball installed with --no-save;
 //        node:test smoke, Jest in ESM mode, Vitest, and its types under node16 and nodenext
 //   4. the Nest-layer and e2e specs of the repository on Nest 12 and the packed build
@@ -60,29 +60,48 @@ function npmCiIfStale(dir) {
 const packDir = fs.mkdtempSync(path.join(os.tmpdir(), 'nestjs-distributed-lock-pack-'));
 try {
   run('build', npm, ['run', 'build'], root);
-  const packed = JSON.parse(run('pack', npm, ['pack', '--json', '--pack-destination', packDir], root, { capture: true }));
+  const packed = JSON.parse(
+    run('pack', npm, ['pack', '--json', '--pack-destination', packDir], root, { capture: true }),
+  );
   const tarball = path.join(packDir, packed[0].filename);
 
   const unpacked = path.join(packageDir, 'node_modules', 'nestjs-distributed-lock');
   fs.rmSync(unpacked, { recursive: true, force: true });
   fs.mkdirSync(unpacked, { recursive: true });
   run('unpack (test/package)', 'tar', ['xzf', tarball, '-C', unpacked, '--strip-components=1'], root);
-  node('Nest 11: require and import in one process', ['--test', '--test-reporter=spec', 'dual-load.test.mjs'], packageDir);
+  node(
+    'Nest 11: require and import in one process',
+    ['--test', '--test-reporter=spec', 'dual-load.test.mjs'],
+    packageDir,
+  );
   node('Nest 11: Jest CommonJS runtime', [jest, '-c', 'jest.config.cjs'], packageDir);
-  for (const mode of ['node16', 'nodenext']) {
-    node(`Nest 11: types (${mode}, ESM + CJS consumers)`, [tsc, '-p', `types/tsconfig.${mode}.json`], packageDir);
+  for (const mode of ['node10', 'node16', 'nodenext']) {
+    node(`Nest 11: types (${mode})`, [tsc, '-p', `types/tsconfig.${mode}.json`], packageDir);
   }
 
   npmCiIfStale(nest12Dir);
-  run('install tarball (test/nest12)', npm, ['install', '--no-save', '--no-audit', '--no-fund', tarball], nest12Dir);
+  run(
+    'install tarball (test/nest12)',
+    npm,
+    ['install', '--no-save', '--no-audit', '--no-fund', tarball],
+    nest12Dir,
+  );
   node('Nest 12: node:test smoke', ['--test', '--test-reporter=spec', 'smoke.test.mjs'], nest12Dir);
-  node('Nest 12 app: Jest (ESM mode)', ['--experimental-vm-modules', path.join('node_modules', 'jest', 'bin', 'jest.js')], nest12Dir);
+  node(
+    'Nest 12 app: Jest (ESM mode)',
+    ['--experimental-vm-modules', path.join('node_modules', 'jest', 'bin', 'jest.js')],
+    nest12Dir,
+  );
   node('Nest 12 app: Vitest', [path.join('node_modules', 'vitest', 'vitest.mjs'), 'run'], nest12Dir);
   for (const mode of ['node16', 'nodenext']) {
     node(`Nest 12: types (${mode}, ESM consumer)`, [tsc, '-p', `types/tsconfig.${mode}.json`], nest12Dir);
   }
 
-  node('Nest 12: Nest-layer and e2e specs', ['--experimental-vm-modules', jest, '-c', 'jest.nest12.config.js'], root);
+  node(
+    'Nest 12: Nest-layer and e2e specs',
+    ['--experimental-vm-modules', jest, '-c', 'jest.nest12.config.js'],
+    root,
+  );
 } finally {
   fs.rmSync(packDir, { recursive: true, force: true });
 }

@@ -11,17 +11,21 @@ const path = require('node:path');
 const ROOT = path.resolve(__dirname, '..', '..');
 const LIB = path.join(ROOT, 'lib');
 const NEST12 = path.join(ROOT, 'test', 'nest12');
-const REDIRECTED = /^(@nestjs\/|rxjs(\/|$)|reflect-metadata(\/|$)|ioredis(\/|$)|nestjs-distributed-lock(\/|$))/;
+const REDIRECTED =
+  /^(@nestjs\/|rxjs(\/|$)|reflect-metadata(\/|$)|ioredis(\/|$)|nestjs-distributed-lock(\/|$))/;
 
 module.exports = function resolve(request, options) {
   if (request.startsWith('.')) {
     const target = path.resolve(options.basedir, request);
-    if (target === LIB || target === path.join(LIB, 'index')) return resolve('nestjs-distributed-lock', options);
+    if (target === LIB || target === path.join(LIB, 'index'))
+      return resolve('nestjs-distributed-lock', options);
     if (target === path.join(LIB, 'core') || target === path.join(LIB, 'core', 'index')) {
       return resolve('nestjs-distributed-lock/core', options);
     }
     if (target.startsWith(LIB + path.sep)) {
-      throw new Error(`test:nest12 runs against the packed build: ${request} (from ${options.basedir}) is not a public entry point`);
+      throw new Error(
+        `test:nest12 runs against the packed build: ${request} (from ${options.basedir}) is not a public entry point`,
+      );
     }
   } else if (REDIRECTED.test(request) && !options.basedir.startsWith(NEST12 + path.sep)) {
     return options.defaultResolver(request, { ...options, basedir: NEST12 });

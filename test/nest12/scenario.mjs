@@ -64,9 +64,13 @@ export async function closeWhileHolding(app, redisUrl) {
 
 /** Starts, uses and closes the app in a child process; resolves its exit code (0 = nothing left open). */
 export function exitsByItself(redisUrl) {
-  const child = spawn(process.execPath, [fileURLToPath(new URL('./exit-check.mjs', import.meta.url)), redisUrl], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    [fileURLToPath(new URL('./exit-check.mjs', import.meta.url)), redisUrl],
+    {
+      stdio: ['ignore', 'ignore', 'inherit'],
+    },
+  );
   const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
   return new Promise((resolve) =>
     child.once('exit', (code) => {

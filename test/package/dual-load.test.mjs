@@ -46,7 +46,10 @@ test('instanceof works across the two ways of loading', () => {
 test('a CommonJS app on Nest 11 loads it without warnings', () => {
   const run = spawnSync(
     process.execPath,
-    ['-e', "require('reflect-metadata'); const l = require('nestjs-distributed-lock'); require('nestjs-distributed-lock/core'); console.log(typeof l.DistributedLockModule.forRoot)"],
+    [
+      '-e',
+      "require('reflect-metadata'); const l = require('nestjs-distributed-lock'); require('nestjs-distributed-lock/core'); console.log(typeof l.DistributedLockModule.forRoot)",
+    ],
     { cwd: import.meta.dirname, encoding: 'utf8' },
   );
   assert.equal(run.status, 0, run.stderr);

@@ -26,10 +26,16 @@ let port;
 
 beforeAll(async () => {
   port = await freePort();
-  redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-    stdio: ['ignore', 'pipe', 'ignore'],
-  });
-  await new Promise((resolve) => redis.stdout.on('data', (chunk) => /Ready to accept/.test(chunk) && resolve()));
+  redis = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    },
+  );
+  await new Promise((resolve) =>
+    redis.stdout.on('data', (chunk) => /Ready to accept/.test(chunk) && resolve()),
+  );
 });
 
 afterAll(async () => {

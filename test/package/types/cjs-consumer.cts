@@ -21,7 +21,10 @@ export class SeckillController {
   }
 }
 
-@Module({ imports: [DistributedLockModule.forRoot({ redis: 'redis://127.0.0.1:6379' })], controllers: [SeckillController] })
+@Module({
+  imports: [DistributedLockModule.forRoot({ redis: 'redis://127.0.0.1:6379' })],
+  controllers: [SeckillController],
+})
 export class AppModule {}
 
 export function isBusy(error: unknown): boolean {
