@@ -116,7 +116,8 @@ module.exports = function load(esm, cjs) {
 
 function writeEntries(dir) {
   fs.mkdirSync(dir, { recursive: true });
-  fs.writeFileSync(path.join(dir, 'load.cjs'), CJS_LOADER);
+  // Outside entries/, so that the `./*` export pattern cannot reach it.
+  fs.writeFileSync(path.join(dir, '..', 'load.cjs'), CJS_LOADER);
   const written = [];
   for (const [name, source] of Object.entries(ENTRY_POINTS)) {
     if (!fs.existsSync(path.join(lib, `${source}.ts`))) {
@@ -129,7 +130,7 @@ function writeEntries(dir) {
     fs.writeFileSync(path.join(dir, `${name}.d.mts`), `export * from '${esm}';\n`);
     fs.writeFileSync(
       path.join(dir, `${name}.cjs`),
-      `'use strict';\nmodule.exports = require('./load.cjs')(\n  () => require('${esm}'),\n  () => require('${cjs}'),\n);\n`,
+      `'use strict';\nmodule.exports = require('../load.cjs')(\n  () => require('${esm}'),\n  () => require('${cjs}'),\n);\n`,
     );
     fs.writeFileSync(path.join(dir, `${name}.d.cts`), `export * from '${cjs}';\n`);
     written.push(name === 'index' ? '.' : `./${name}`);

@@ -5,7 +5,7 @@
 //   2. test/package: the tarball unpacked into its node_modules (Nest 11 from the root node_modules):
 //        dual-load.test.mjs   require() and import in one process give the same classes
 //        jest-cjs.test.cjs    Jest's CommonJS runtime (what Nest 11 apps' tests use)
-//        types/               the .d.ts / .d.mts / .d.cts under node10, node16 and nodenext, skipLibCheck off
+//        types/               the .d.ts / .d.mts / .d.cts under node10, node16, nodenext and bundler, skipLibCheck off
 //   3. test/nest12 (an ESM-only Nest 12 app): npm ci when stale, the tarball installed with --no-save;
 //        node:test smoke, Jest in ESM mode, Vitest, and its types under node16 and nodenext
 //   4. the Nest-layer and e2e specs of the repository on Nest 12 and the packed build
@@ -75,7 +75,7 @@ try {
     packageDir,
   );
   node('Nest 11: Jest CommonJS runtime', [jest, '-c', 'jest.config.cjs'], packageDir);
-  for (const mode of ['node10', 'node16', 'nodenext']) {
+  for (const mode of ['node10', 'node16', 'nodenext', 'bundler']) {
     node(`Nest 11: types (${mode})`, [tsc, '-p', `types/tsconfig.${mode}.json`], packageDir);
   }
 

@@ -45,7 +45,7 @@ afterAll(async () => {
 
 it(`loads the ${nativeRequireEsm ? 'ES module build' : 'CommonJS copy'} with one copy of every class`, () => {
   const entries = path.dirname(require.resolve('nestjs-distributed-lock'));
-  const load = require(path.join(entries, 'load.cjs'));
+  const load = require(path.join(entries, '..', 'load.cjs'));
   const loaded = load(
     () => (require(path.join(entries, '..', 'esm', 'index.js')), 'esm'),
     () => 'cjs',
