@@ -78,11 +78,20 @@ function withExtension(fromFile, specifier) {
   throw new Error(`build: cannot resolve ${specifier} from ${path.relative(root, fromFile)}`);
 }
 
-// ES modules have no __dirname; the Lua loader (lib/core/script-library.ts) reads files beside itself.
-const DIRNAME_SHIM =
-  "import { fileURLToPath as __dlFileURLToPath } from 'node:url';\n" +
-  "import { dirname as __dlDirname } from 'node:path';\n" +
-  'const __dirname = __dlDirname(__dlFileURLToPath(import.meta.url));\n';
+// ES modules have no __dirname / __filename; the Lua loader (lib/core/script-library.ts) reads files
+// beside itself. Defined from import.meta.url in the files that use them, so lib/ stays one source.
+function pathShim(text) {
+  const dirname = /\b__dirname\b/.test(text);
+  const filename = /\b__filename\b/.test(text);
+  if (!dirname && !filename) return '';
+  return (
+    "import { fileURLToPath as __dlFileURLToPath } from 'node:url';\n" +
+    "import { dirname as __dlDirname } from 'node:path';\n" +
+    'const __dlFile = __dlFileURLToPath(import.meta.url);\n' +
+    (filename ? 'const __filename = __dlFile;\n' : '') +
+    (dirname ? 'const __dirname = __dlDirname(__dlFile);\n' : '')
+  );
+}
 
 function finishEsm(dir) {
   for (const file of walk(dir, (name) => name.endsWith('.js') || name.endsWith('.d.ts'))) {
@@ -91,8 +100,8 @@ function finishEsm(dir) {
       SPECIFIER,
       (_all, head, quote, spec) => `${head}${quote}${withExtension(file, spec)}${quote}`,
     );
-    if (file.endsWith('.js') && /\b__dirname\b/.test(text)) text = DIRNAME_SHIM + text;
-    if (file.endsWith('.js') && /\b(require\(|module\.exports|exports\.)/.test(text)) {
+    if (file.endsWith('.js')) text = pathShim(text) + text;
+    if (file.endsWith('.js') && /\brequire\(\s*['"]|\bmodule\.exports\b|\bexports\.\w+\s*=/.test(text)) {
       throw new Error(`build: CommonJS left in the ESM build: ${path.relative(root, file)}`);
     }
     fs.writeFileSync(file, text);
