@@ -1,5 +1,5 @@
 /**
- * `npm run test:nest12` (after scripts/test-packed.cjs installed the tarball into test/nest12): the
+ * The last step of `npm run test:packed` (scripts/test-packed.cjs installs the tarball into test/nest12): the
  * Nest-layer and e2e specs, unchanged, on NestJS 12 (ESM-only, so Jest runs in ESM mode) and on the
  * packed library. test/nest12-suite/resolver.cjs does the redirection.
  */

@@ -1,4 +1,4 @@
-// Jest resolver for `npm run test:nest12` (jest.nest12.config.js): runs the Nest-layer and e2e specs,
+// Jest resolver for jest.nest12.config.js (last step of `npm run test:packed`): runs the Nest-layer and e2e specs,
 // unchanged, on NestJS 12 and on the PACKED library instead of lib/.
 //   - `../../lib` (the public barrel, all the specs import) → `nestjs-distributed-lock` as installed
 //     from the tarball in test/nest12/node_modules; `lib/core` → `nestjs-distributed-lock/core`.
@@ -24,7 +24,7 @@ module.exports = function resolve(request, options) {
     }
     if (target.startsWith(LIB + path.sep)) {
       throw new Error(
-        `test:nest12 runs against the packed build: ${request} (from ${options.basedir}) is not a public entry point`,
+        `the Nest 12 run uses the packed build: ${request} (from ${options.basedir}) is not a public entry point`,
       );
     }
   } else if (REDIRECTED.test(request) && !options.basedir.startsWith(NEST12 + path.sep)) {
