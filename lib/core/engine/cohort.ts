@@ -32,7 +32,11 @@ export class Cohort {
 
   /** Whether one more local hand-off is allowed at `now`. */
   canPass(now: number, bounds: CohortBounds): boolean {
-    return this.passes < bounds.passes && this.nextToken <= this.lastToken && now - this.startedAt < bounds.budgetMs;
+    return (
+      this.passes < bounds.passes &&
+      this.nextToken <= this.lastToken &&
+      now - this.startedAt < bounds.budgetMs
+    );
   }
 
   /** The fencing token of the next local holder. */

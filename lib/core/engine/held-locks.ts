@@ -57,8 +57,7 @@ export class HeldLocks implements GrantHost {
     // Never pass a lease that may be dead (a paused process): a third of it must be left.
     if (now >= grant.expiresAt - grant.leaseMs / 3) return false;
     const target = this.queues.head(grant.names.lock)?.handoff as
-      | (HandoffTarget<LockGrant, GrantHandle> & { readonly options: LockOptions })
-      | undefined;
+      (HandoffTarget<LockGrant, GrantHandle> & { readonly options: LockOptions }) | undefined;
     if (!target?.accepts(grant)) return false;
     if (!cohort.canPass(now, this.cohort)) {
       grant.yieldOnEnd = this.cohort.yieldMs;

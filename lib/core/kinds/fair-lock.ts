@@ -12,13 +12,7 @@ import { RedisGateway } from '../redis/redis-gateway';
 import { renewInBatches } from './renew-batch';
 import { MUTEX_RELEASE } from './reentrant-mutex';
 import { defineScript } from '../redis/script-library';
-import {
-  AttemptReply,
-  decodeAttemptReply,
-  lateReplyAction,
-  PublishCommand,
-  releaseHold,
-} from './reply';
+import { AttemptReply, decodeAttemptReply, lateReplyAction, PublishCommand, releaseHold } from './reply';
 
 const ACQUIRE = defineScript<
   [

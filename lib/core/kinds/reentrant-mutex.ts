@@ -20,7 +20,14 @@ import {
 } from './reply';
 
 const ACQUIRE = defineScript<
-  [owner: string, holdId: string, leaseMs: number, fenceTtlMs: number, reenterOnly: '0' | '1', reserve: number],
+  [
+    owner: string,
+    holdId: string,
+    leaseMs: number,
+    fenceTtlMs: number,
+    reenterOnly: '0' | '1',
+    reserve: number,
+  ],
   AttemptReply
 >('mutex-acquire');
 export const MUTEX_RELEASE = defineScript<MutexReleaseArgs, HoldReleaseReply>('mutex-release');

@@ -12,9 +12,10 @@ import { renewInBatches } from './renew-batch';
 import { defineScript } from '../redis/script-library';
 import { AttemptReply, decodeAttemptReply, lateReplyAction, PublishCommand } from './reply';
 
-const ACQUIRE = defineScript<[owner: string, leaseMs: number, fenceTtlMs: number, reserve: number], AttemptReply>(
-  'token-acquire',
-);
+const ACQUIRE = defineScript<
+  [owner: string, leaseMs: number, fenceTtlMs: number, reserve: number],
+  AttemptReply
+>('token-acquire');
 const RELEASE = defineScript<[owner: string, channel: string, publish: PublishCommand], 0 | 1>(
   'token-release',
 );

@@ -204,7 +204,8 @@ function resolveCohort(value: unknown): CohortBounds | false {
   const o = value as { passes?: number; budgetMs?: number; yieldMs?: number };
   const d = DEFAULT_COHORT_BOUNDS;
   const passes = o.passes ?? d.passes;
-  if (typeof passes !== 'number') throw new TypeError(`cohort.passes must be a number, got ${describe(passes)}`);
+  if (typeof passes !== 'number')
+    throw new TypeError(`cohort.passes must be a number, got ${describe(passes)}`);
   if (!Number.isInteger(passes) || passes < 0 || passes > 1000) {
     throw new RangeError(`cohort.passes must be a whole number from 0 to 1000, got ${passes}`);
   }
