@@ -30,7 +30,7 @@ export function resolveModuleOptions(options: unknown): DistributedLockSettings 
   // app.close() lets running critical sections finish: 10 s unless said otherwise.
   // (`drainMs: undefined` means the default too, not the core engine's 0.)
   const withDrain =
-    isPlainObject(options) && options.drainMs === undefined
+    isPlainObject(options) && (options as { drainMs?: unknown }).drainMs === undefined
       ? { ...options, drainMs: DEFAULT_DRAIN_MS }
       : options;
   const config = resolveLockConfig(withDrain, 'DistributedLockModule options', NEST_OPTION_NAMES);
