@@ -60,7 +60,9 @@ afterAll(async () => {
   await server?.stop();
 });
 
-beforeEach(() => Object.assign(job, { started: false, ended: false, abortedWhileRunning: false, reason: undefined }));
+beforeEach(() =>
+  Object.assign(job, { started: false, ended: false, abortedWhileRunning: false, reason: undefined }),
+);
 
 /** A short watchdog lease: a lock that is not renewed during the drain would expire in it. */
 const startJobsApp = (prefix: string, drainMs?: number) =>

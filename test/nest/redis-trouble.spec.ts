@@ -11,7 +11,8 @@ import { closeApps, uniquePrefix } from './helpers/nest-app';
 class CapturingLogger implements LoggerService {
   readonly lines: { level: string; message: string; context?: string }[] = [];
   private push(level: string, message: unknown, rest: unknown[]): void {
-    const context = rest.length > 0 && typeof rest[rest.length - 1] === 'string' ? rest[rest.length - 1] : undefined;
+    const context =
+      rest.length > 0 && typeof rest[rest.length - 1] === 'string' ? rest[rest.length - 1] : undefined;
     this.lines.push({ level, message: String(message), context: context as string | undefined });
   }
   log(message: unknown, ...rest: unknown[]): void {
@@ -48,7 +49,10 @@ class TroubleController {
   }
 }
 
-async function listen(redis: string, logger: CapturingLogger): Promise<{ app: INestApplication; base: string }> {
+async function listen(
+  redis: string,
+  logger: CapturingLogger,
+): Promise<{ app: INestApplication; base: string }> {
   const moduleRef = await Test.createTestingModule({
     imports: [DistributedLockModule.forRoot({ redis, keyPrefix: uniquePrefix('trouble') })],
     controllers: [TroubleController],

@@ -66,9 +66,10 @@ beforeAll(() => {
   diagnostics = {};
   for (const name of Object.keys(fixtures)) {
     const file = program.getSourceFile(path.join(DIR, name))!;
-    diagnostics[name] = [...program.getSyntacticDiagnostics(file), ...program.getSemanticDiagnostics(file)].map(
-      (d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'),
-    );
+    diagnostics[name] = [
+      ...program.getSyntacticDiagnostics(file),
+      ...program.getSemanticDiagnostics(file),
+    ].map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
   }
 }, 60_000);
 
