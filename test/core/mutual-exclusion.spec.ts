@@ -7,6 +7,7 @@
 import * as path from 'path';
 import { startEngineEnv, EngineEnv, uniqueKey } from './support/engine-env';
 import { spawnWorker, WorkerProcess } from '../support/spawn-worker';
+import { DEFAULT_COHORT_BOUNDS } from '../../lib/core/engine/cohort';
 
 const WORKER = path.join(__dirname, 'workers', 'counter-worker.ts');
 const PROCESSES = 4;
@@ -18,11 +19,15 @@ interface Done {
   acquisitions: number;
   attempts: number;
   lost: number;
+  /** Acquisitions a holder of the same process handed over (cohorts): no Redis command. */
+  handedOver: number;
 }
 
 interface Outcome {
   counter: number;
   tokens: string[];
+  /** The worker index of each section, in section order. */
+  processes: string[];
   done: Done[];
 }
 
@@ -39,6 +44,7 @@ async function runWorkload(locked: boolean, iterations: number): Promise<Outcome
   const label = uniqueKey(locked ? 'locked' : 'unlocked');
   const counterKey = `${label}:counter`;
   const tokensKey = `${label}:tokens`;
+  const processesKey = `${label}:processes`;
   const workers: WorkerProcess[] = [];
   try {
     for (let i = 0; i < PROCESSES; i++) {
@@ -52,6 +58,8 @@ async function runWorkload(locked: boolean, iterations: number): Promise<Outcome
             LOCK_KEY: `${label}:lock`,
             COUNTER_KEY: counterKey,
             TOKENS_KEY: tokensKey,
+            PROCESSES_KEY: processesKey,
+            PROCESS_INDEX: String(i),
             KEY_PREFIX: 'mx:',
           },
         }),
@@ -76,11 +84,23 @@ async function runWorkload(locked: boolean, iterations: number): Promise<Outcome
     for (const status of statuses) expect(status).toEqual({ code: 0, signal: null });
     const counter = Number((await env.admin.get(counterKey)) ?? '0');
     const tokens = await env.admin.lrange(tokensKey, 0, -1);
-    await env.admin.del(counterKey, tokensKey);
-    return { counter, tokens, done: done as Done[] };
+    const processes = await env.admin.lrange(processesKey, 0, -1);
+    await env.admin.del(counterKey, tokensKey, processesKey);
+    return { counter, tokens, processes, done: done as Done[] };
   } finally {
     await Promise.all(workers.map((w) => w.stop()));
   }
+}
+
+/** The longest run of consecutive sections by one process. */
+function longestRun(processes: string[]): number {
+  let longest = 0;
+  let run = 0;
+  processes.forEach((p, i) => {
+    run = i > 0 && processes[i - 1] === p ? run + 1 : 1;
+    longest = Math.max(longest, run);
+  });
+  return longest;
 }
 
 /** Index of the first token that is not greater than its predecessor, or -1. */
@@ -109,6 +129,29 @@ describe('mutual exclusion across processes', () => {
     const attempts = done.reduce((n, d) => n + d.attempts, 0);
     console.log(
       `mutual exclusion: ${expected} sections, ${(attempts / expected).toFixed(2)} attempts per acquisition`,
+    );
+  }, 300_000);
+
+  it('hands the lock over inside each process (cohorts) within the bound, and shares it fairly across processes', async () => {
+    const iterations = 250; // 4 × 8 × 250 = 8,000 critical sections
+    const expected = PROCESSES * CALLERS * iterations;
+    const { counter, tokens, processes, done } = await runWorkload(true, iterations);
+
+    expect(counter).toBe(expected);
+    expect(firstNonIncreasing(tokens)).toBe(-1);
+    const handedOver = done.reduce((n, d) => n + d.handedOver, 0);
+    expect(handedOver).toBeGreaterThan(expected / 4); // most hand-offs stayed inside a process
+    // Over the first half of the sections every process still has waiters (the runs end at different
+    // times, and a process left alone may keep the lock). There, no process gets more than its cohort
+    // bound of consecutive grants (1 Redis grant + 8 hand-offs), and each gets its share ±15 %.
+    const firstHalf = processes.slice(0, expected / 2);
+    expect(longestRun(firstHalf)).toBeLessThanOrEqual(DEFAULT_COHORT_BOUNDS.passes + 1);
+    for (let p = 0; p < PROCESSES; p++) {
+      const share = firstHalf.filter((x) => x === String(p)).length / firstHalf.length;
+      expect(Math.abs(share - 1 / PROCESSES)).toBeLessThanOrEqual(0.15 / PROCESSES);
+    }
+    console.log(
+      `cohorts: ${handedOver} of ${expected} acquisitions handed over locally, longest run ${longestRun(firstHalf)} (first half), ${longestRun(processes)} (all)`,
     );
   }, 300_000);
 

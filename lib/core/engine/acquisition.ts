@@ -17,7 +17,7 @@ import { Cohort } from './cohort';
  * A command sent near the end of a wait may take this much longer than `waitMs` before it is given
  * up on: a Redis that hangs cannot hold a call more than `waitMs` + this margin.
  */
-export const ATTEMPT_MARGIN_MS = 250;
+export const ATTEMPT_MARGIN_MS = 400;
 
 /** What an acquisition needs from its engine. */
 export interface AcquisitionContext {
@@ -57,7 +57,7 @@ type Failure = 'timeout' | 'aborted' | 'closed' | 'error';
  * and every Redis command is bounded by what is left of `waitMs`.
  */
 export class Acquisition {
-  private readonly owner = randomId();
+  private readonly owner: string;
   private readonly holdId = randomId();
   private readonly started = monotonicMs();
   private readonly deadline: number;
@@ -79,8 +79,6 @@ export class Acquisition {
   private handed?: GrantHandle;
   /** Set once run() has settled: later hand-offs are refused. */
   private settled = false;
-  /** The process' own cohort just ended at its bound: no attempt before this time (others go first). */
-  private notBefore = 0;
   /** Cohort kinds: local waiters wait for the local holder instead of polling Redis. */
   private readonly cohortKind: boolean;
   private reportedLocal = false;
@@ -89,6 +87,8 @@ export class Acquisition {
     private readonly ctx: AcquisitionContext,
     private readonly req: AcquisitionRequest,
   ) {
+    // The engine id prefixes the owner id, so a script can tell this process' owners apart.
+    this.owner = `${ctx.held.engineId}.${randomId()}`;
     this.deadline = this.started + req.waitMs;
     this.kindLabel = kindName(req.kind, req.options);
     this.backoffMs = ctx.backoff.initialMs;
@@ -103,10 +103,7 @@ export class Acquisition {
           this.wake?.wake();
         },
       } as HandoffTarget<LockGrant, GrantHandle> & { options: LockOptions };
-      this.ticket.onFree = (yieldMs) => {
-        if (yieldMs > 0) this.notBefore = monotonicMs() + yieldMs;
-        this.wake?.wake();
-      };
+      this.ticket.onFree = () => this.wake?.wake();
     }
   }
 
@@ -148,18 +145,15 @@ export class Acquisition {
     }
   }
 
-  /** This process holds the lock (a cohort kind), or yields after its cohort: no Redis attempt now. */
+  /** This process holds the lock (a cohort kind): wait to be told locally, no Redis attempt now. */
   private mustWaitLocally(): boolean {
-    if (!this.cohortKind) return false;
-    if (this.ctx.held.holdsLocally(this.req.names.lock)) {
-      // Contention all the same, only settled in this process: reported once per wait.
-      if (!this.reportedLocal) {
-        this.reportedLocal = true;
-        this.ctx.events.safeEmit('contended', { key: this.req.key, kind: this.kindLabel, retryAfterMs: -1 });
-      }
-      return true;
+    if (!this.cohortKind || !this.ctx.held.holdsLocally(this.req.names.lock)) return false;
+    // Contention all the same, only settled in this process: reported once per wait.
+    if (!this.reportedLocal) {
+      this.reportedLocal = true;
+      this.ctx.events.safeEmit('contended', { key: this.req.key, kind: this.kindLabel, retryAfterMs: -1 });
     }
-    return monotonicMs() < this.notBefore;
+    return true;
   }
 
   private acceptsHandoff(grant: LockGrant): boolean {
@@ -188,6 +182,7 @@ export class Acquisition {
       attempts: this.attempts,
       reentered: false,
       fencingToken: handle.fencingToken,
+      handedOver: true,
     });
     return handle;
   }
@@ -239,8 +234,7 @@ export class Acquisition {
     if (this.remaining() <= 0) return 'timeout';
     if (!this.wake && !(await this.join())) return 'timeout';
     const holderLeft = this.retryAfterMs >= 0 ? this.retryAfterMs + 1 : Infinity;
-    const yieldLeft = this.notBefore - monotonicMs();
-    const step = yieldLeft > 0 ? yieldLeft : this.cohortKind ? this.ctx.backoff.maxMs : this.backoffMs;
+    const step = this.cohortKind ? this.ctx.backoff.maxMs : this.backoffMs;
     const ms = Math.max(1, Math.min(step, holderLeft, this.remaining()));
     await this.wake!.wait(ms, this.waitSignal());
     this.backoffMs = Math.min(this.backoffMs * 2, this.ctx.backoff.maxMs);
@@ -249,7 +243,6 @@ export class Acquisition {
 
   private async attempt(): Promise<AttemptResult> {
     this.attempts++;
-    this.notBefore = 0;
     this.requestedAt = monotonicMs();
     const { key, names, options, leaseMs } = this.req;
     try {
@@ -262,7 +255,7 @@ export class Acquisition {
         reenter: false,
         options,
         timeoutMs: Math.max(1, this.remaining()) + ATTEMPT_MARGIN_MS,
-        ...(this.cohortKind && { reserveTokens: this.ctx.reserveTokens }),
+        ...(this.cohortKind && { reserveTokens: this.ctx.reserveTokens, process: this.ctx.held.engineId }),
       });
     } catch (err) {
       this.fail('error');

@@ -4,12 +4,15 @@ export interface CohortBounds {
   readonly passes: number;
   /** Time from the Redis grant after which no more local hand-offs are made (ms). */
   readonly budgetMs: number;
-  /** After a cohort ends at its bound, this process' next waiter lets others try first for this long (ms). */
+  /**
+   * A cohort that ends at its bound while other processes wait keeps the released lock from this
+   * process' owners for up to this long (ms), so those waiters go first.
+   */
   readonly yieldMs: number;
 }
 
-/** Default cohort bounds: at most 8 local hand-offs within 50 ms, then a 2 ms yield. */
-export const DEFAULT_COHORT_BOUNDS: CohortBounds = { passes: 8, budgetMs: 50, yieldMs: 2 };
+/** Default cohort bounds: at most 8 local hand-offs within 50 ms, then up to 100 ms reserved for another process. */
+export const DEFAULT_COHORT_BOUNDS: CohortBounds = { passes: 8, budgetMs: 50, yieldMs: 100 };
 
 /**
  * A per-process cohort (lock cohorting, Dice, Marathe & Shavit, PPoPP 2012): the grants that follow

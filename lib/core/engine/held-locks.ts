@@ -91,7 +91,7 @@ export class HeldLocks implements GrantHost {
     }
     this.byLock.delete(grant.names.lock);
     // Local waiters were not polling Redis meanwhile: tell the head.
-    this.queues.notifyFree(grant.names.lock, grant.yieldOnEnd);
+    this.queues.notifyFree(grant.names.lock);
   }
 
   /** @internal */

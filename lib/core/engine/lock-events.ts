@@ -17,6 +17,8 @@ export interface LockEventMap {
       reentered: boolean;
       fencingToken: number;
       replicaAcks?: number;
+      /** True when a holder of this process handed the lock over (cohorts): no Redis command. */
+      handedOver?: boolean;
     },
   ];
   /**

@@ -153,10 +153,14 @@ export class LockGrant {
    */
   async releaseHold(holdId: string): Promise<boolean> {
     if (!this.openHolds.delete(holdId)) return false; // already released (e.g. by close())
-    const hold = { key: this.key, names: this.names, owner: this.owner, holdId, options: this.options };
+    const last = this.openHolds.size === 0;
+    const base = { key: this.key, names: this.names, owner: this.owner, holdId, options: this.options };
     const keepMs = this.grantedAt + (this.options.minHoldMs ?? 0) - monotonicMs();
-    if (keepMs >= 1 && this.openHolds.size === 0 && this.active) return this.keepUntilMinHold(hold, keepMs);
-    if (holdId === this.cohort?.holdId && this.openHolds.size === 0 && this.host.handOff(this)) return true;
+    if (keepMs >= 1 && last && this.active) return this.keepUntilMinHold(base, keepMs);
+    if (last && holdId === this.cohort?.holdId && this.host.handOff(this)) return true;
+    // A cohort that ended at its bound (handOff set yieldOnEnd) lets the other processes' waiters go first.
+    const hold: HoldRef =
+      this.yieldOnEnd > 0 ? { ...base, yieldTo: { process: this.host.engineId, ms: this.yieldOnEnd } } : base;
     let result: ReleaseResult;
     try {
       result = await this.kind.release(hold);

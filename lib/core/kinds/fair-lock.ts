@@ -92,7 +92,8 @@ export class FairLock implements LockKind {
   }
 
   release(h: HoldRef): Promise<ReleaseResult> {
-    return releaseHold(this.gateway, MUTEX_RELEASE, [h.names.lock], h, '1');
+    // KEYS[2] (the mutex's waiters) is not read when always publishing; the queue is in the same slot.
+    return releaseHold(this.gateway, MUTEX_RELEASE, [h.names.lock, h.names.aux], h, '1');
   }
 
   renew(requests: readonly RenewRequest[]): Promise<RenewResult[]> {

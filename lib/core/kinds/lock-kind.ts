@@ -13,6 +13,8 @@ export interface AttemptRequest {
   readonly options: LockOptions;
   /** Fencing tokens a fresh grant reserves (kinds with `cohorts`): its own plus those for local hand-offs. */
   readonly reserveTokens?: number;
+  /** The caller's process (engine) id, the prefix of its owner ids. */
+  readonly process?: string;
   /** The attempt's command settles within this (capped by the command timeout); default: that timeout. */
   readonly timeoutMs?: number;
 }
@@ -32,6 +34,8 @@ export interface HoldRef {
   readonly owner: string;
   readonly holdId: string;
   readonly options: LockOptions;
+  /** The last release of a cohort at its bound: keep this process out for `ms` (kinds that can). */
+  readonly yieldTo?: { readonly process: string; readonly ms: number };
 }
 
 /** `released`: the lock is free now; `still-held`: nested holds remain; `not-held`: nothing was ours. */

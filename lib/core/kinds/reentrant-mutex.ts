@@ -27,6 +27,7 @@ const ACQUIRE = defineScript<
     fenceTtlMs: number,
     reenterOnly: '0' | '1',
     reserve: number,
+    process: string,
   ],
   AttemptReply
 >('mutex-acquire');
@@ -48,8 +49,16 @@ export class ReentrantMutex implements LockKind {
   async attempt(r: AttemptRequest): Promise<AttemptResult> {
     const reply = await this.gateway.run(
       ACQUIRE,
-      [r.names.lock, r.names.fence],
-      [r.owner, r.holdId, r.leaseMs, this.fenceTtlMs, r.reenter ? '1' : '0', r.reserveTokens ?? 1],
+      [r.names.lock, r.names.fence, r.names.aux],
+      [
+        r.owner,
+        r.holdId,
+        r.leaseMs,
+        this.fenceTtlMs,
+        r.reenter ? '1' : '0',
+        r.reserveTokens ?? 1,
+        r.process ?? '',
+      ],
       r.key,
       // An acquire that timed out but ran later must not leave an orphan lock behind.
       (late) => {
@@ -61,7 +70,7 @@ export class ReentrantMutex implements LockKind {
   }
 
   release(h: HoldRef): Promise<ReleaseResult> {
-    return releaseHold(this.gateway, MUTEX_RELEASE, [h.names.lock], h, '0');
+    return releaseHold(this.gateway, MUTEX_RELEASE, [h.names.lock, h.names.aux], h, '0');
   }
 
   renew(requests: readonly RenewRequest[]): Promise<RenewResult[]> {

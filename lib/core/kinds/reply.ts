@@ -15,7 +15,12 @@ export type AttemptReply =
   [code: 1 | 2 | 0, value: number] | [code: -2] | [code: -3] | [code: -1, type: string, index?: number];
 
 /** ARGV of mutex-release.lua (the mutex and the fair lock's holder): plus '1' = always publish. */
-export type MutexReleaseArgs = [...HoldReleaseArgs, alwaysPublish: '0' | '1'];
+export type MutexReleaseArgs = [
+  ...HoldReleaseArgs,
+  alwaysPublish: '0' | '1',
+  keepOut: string,
+  keepOutMs: number,
+];
 
 /** 1 released (lock gone), 2 this hold removed but nested holds remain, 0 not held. */
 export type HoldReleaseReply = 0 | 1 | 2;
@@ -83,10 +88,16 @@ export async function releaseHold(
   alwaysPublish?: '0' | '1',
 ): Promise<ReleaseResult> {
   const args: HoldReleaseArgs = [h.owner, h.holdId, h.names.channel, gateway.publishCommand];
+  const mutexArgs: MutexReleaseArgs = [
+    ...args,
+    alwaysPublish ?? '0',
+    h.yieldTo?.process ?? '',
+    h.yieldTo?.ms ?? 0,
+  ];
   const reply = await gateway.run(
     script as LuaScript<(string | number)[], HoldReleaseReply>,
     keys,
-    alwaysPublish === undefined ? args : [...args, alwaysPublish],
+    alwaysPublish === undefined ? args : mutexArgs,
     h.key,
   );
   return reply === 1 ? 'released' : reply === 2 ? 'still-held' : 'not-held';

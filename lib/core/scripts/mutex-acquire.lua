@@ -1,22 +1,34 @@
 -- Reentrant mutex: acquire, or re-enter when the owner already holds it.
--- The lock is a hash { owner = <owner id>, fence = <token>, <hold id> = 1 ..., [w = 1] }: one field per
--- hold, so every release names its own hold and a retried release can never remove two holds; `w`
--- records that another owner waited, so the release publishes a wake-up only when someone listens.
--- KEYS[1] lock hash   KEYS[2] fence counter
+-- The lock is a hash { owner = <owner id>, fence = <token>, <hold id> = 1 ... }: one field per hold,
+-- so every release names its own hold and a retried release can never remove two holds. Waiters that
+-- found it busy are recorded in the `waiters` zset (process -> first wait, server µs): the release
+-- publishes a wake-up only when someone waits, and a cohort ending at its bound reserves the lock for
+-- the process that has waited longest (see mutex-release.lua: the key is then { x = '+' .. process }).
+-- KEYS[1] lock hash   KEYS[2] fence counter   KEYS[3] waiters zset
 -- ARGV[1] owner id    ARGV[2] hold id    ARGV[3] lease ms    ARGV[4] fence ttl ms
 -- ARGV[5] '1' = re-entry only (never a fresh grant)   ARGV[6] fencing tokens to reserve (>= 1)
+-- ARGV[7] the caller's process id ('' = use the owner id)
 -- Returns {1, token} granted, {2, token} re-entered, {0, pttl} busy, {-2} re-entry but not held,
 --         {-1, type} the key holds data that is not a lock (left untouched).
 --!include fence.lua
 local lock = KEYS[1]
+local process = ARGV[7] ~= '' and ARGV[7] or ARGV[1]
+
+local function busy(pttl)
+  if ARGV[5] == '1' then return {-2} end
+  local t = redis.call('TIME')
+  redis.call('ZADD', KEYS[3], 'NX', tonumber(t[1]) * 1000000 + tonumber(t[2]), process)
+  redis.call('PEXPIRE', KEYS[3], pttl + 2000)
+  return {0, pttl}
+end
+
 local owner = redis.pcall('HGET', lock, 'owner')
 if type(owner) == 'table' then
   -- Not a hash: a token lock (a string with a lease) of the same name is busy; anything else is foreign.
   local kind = redis.call('TYPE', lock).ok
   local pttl = redis.call('PTTL', lock)
   if kind ~= 'string' or pttl < 0 then return {-1, kind} end
-  if ARGV[5] == '1' then return {-2} end
-  return {0, pttl}
+  return busy(pttl)
 end
 if owner == ARGV[1] then
   redis.call('HSET', lock, ARGV[2], '1')
@@ -26,14 +38,19 @@ end
 local pttl = redis.call('PTTL', lock)
 if owner then
   if pttl < 0 then return {-1, 'hash'} end
-  if ARGV[5] == '1' then return {-2} end
-  redis.call('HSET', lock, 'w', '1')
-  return {0, pttl}
+  return busy(pttl)
 end
--- No owner field: a free key (PTTL -2), or a hash that is not a lock.
-if pttl ~= -2 then return {-1, 'hash'} end
+-- No owner field: a free key (PTTL -2), a lock reserved for one process for a moment, or a hash that
+-- is not a lock.
+if pttl ~= -2 then
+  local reserved = redis.call('HGET', lock, 'x')
+  if not reserved or pttl < 0 then return {-1, 'hash'} end
+  if reserved ~= '+' .. process then return busy(pttl) end
+  redis.call('DEL', lock)
+end
 if ARGV[5] == '1' then return {-2} end
 local token = next_fence(KEYS[2], ARGV[4], tonumber(ARGV[6]))
 redis.call('HSET', lock, 'owner', ARGV[1], 'fence', string.format('%.0f', token), ARGV[2], '1')
 redis.call('PEXPIRE', lock, ARGV[3])
+redis.call('ZREM', KEYS[3], process)
 return {1, token}

@@ -1,18 +1,27 @@
 -- Reentrant mutex (and the fair lock's holder): release one hold; the last hold deletes the lock and
--- wakes the waiters: when one was recorded (`w`, set by a busy attempt of another owner), or always
--- when ARGV[5] is '1' (the fair lock, whose queue waits for the message).
--- KEYS[1] lock hash
+-- wakes the waiters: when one is recorded (mutex-acquire.lua's `waiters` zset), or always when ARGV[5]
+-- is '1' (the fair lock, whose queue waits for the message). A cohort that ended at its bound
+-- (ARGV[6] = its process) reserves the lock for the process that has waited longest, for ARGV[7] ms:
+-- the key stays as { x = '+' .. that process }, which every other owner finds busy.
+-- KEYS[1] lock hash   KEYS[2] waiters zset (the fair lock: unused)
 -- ARGV[1] owner id   ARGV[2] hold id   ARGV[3] wake-up channel   ARGV[4] 'PUBLISH' or 'SPUBLISH'
--- ARGV[5] '1' = always publish
+-- ARGV[5] '1' = always publish   ARGV[6] releasing process at its cohort bound ('' = none)   ARGV[7] ms
 -- Returns 1 released (lock gone), 2 this hold removed but nested holds remain, 0 not held
 -- (expired, taken over, or this hold already released: a retried release changes nothing).
 local lock = KEYS[1]
 if redis.pcall('HGET', lock, 'owner') ~= ARGV[1] then return 0 end
 if redis.call('HDEL', lock, ARGV[2]) == 0 then return 0 end
-local waiters = redis.call('HEXISTS', lock, 'w')
-if redis.call('HLEN', lock) - waiters <= 2 then
-  redis.call('DEL', lock)
-  if waiters == 1 or ARGV[5] == '1' then redis.call(ARGV[4], ARGV[3], 'released') end
-  return 1
+if redis.call('HLEN', lock) > 2 then return 2 end
+redis.call('DEL', lock)
+local waiting = ARGV[5] ~= '1' and redis.call('ZRANGE', KEYS[2], 0, 1) or {}
+if ARGV[6] ~= '' then
+  local next = waiting[1] == ARGV[6] and waiting[2] or waiting[1]
+  if next then
+    redis.call('HSET', lock, 'x', '+' .. next)
+    redis.call('PEXPIRE', lock, ARGV[7])
+    -- Reserved once: a live process records itself again if it still waits, a dead one is forgotten.
+    redis.call('ZREM', KEYS[2], next)
+  end
 end
-return 2
+if #waiting > 0 or ARGV[5] == '1' then redis.call(ARGV[4], ARGV[3], 'released') end
+return 1

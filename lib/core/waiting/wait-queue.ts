@@ -32,12 +32,9 @@ export class LocalWaitQueues {
     return this.queues.get(lockName)?.[0];
   }
 
-  /**
-   * This process stopped holding `lockName` (released for real or lost): the head may attempt now,
-   * after `yieldMs` when other processes should get the first try.
-   */
-  notifyFree(lockName: string, yieldMs = 0): void {
-    this.head(lockName)?.onFree?.(yieldMs);
+  /** This process stopped holding `lockName` (released for real or lost): the head may attempt now. */
+  notifyFree(lockName: string): void {
+    this.head(lockName)?.onFree?.();
   }
 
   /** Number of locks with local waiters (for metrics and leak tests). */
@@ -68,7 +65,7 @@ export class Ticket {
   /** Set by the waiting acquisition: takes a lock handed over by a local holder (cohorts). */
   handoff?: HandoffTarget;
   /** Set by the waiting acquisition: the lock is free of local holders now. */
-  onFree?: (yieldMs: number) => void;
+  onFree?: () => void;
 
   constructor(
     readonly exclusive: boolean,

@@ -17,6 +17,9 @@ const iterations = Number(requiredEnv('ITERATIONS'));
 const lockKey = requiredEnv('LOCK_KEY');
 const counterKey = requiredEnv('COUNTER_KEY');
 const tokensKey = requiredEnv('TOKENS_KEY');
+// Which process ran each section, in section order (for per-process shares and grant runs).
+const processesKey = process.env.PROCESSES_KEY;
+const processIndex = process.env.PROCESS_INDEX ?? '0';
 
 // Contention of 32 callers on one key can keep one caller waiting for a long time; this test is
 // about exclusion, not latency, so waits are generous.
@@ -30,10 +33,12 @@ const data = new Redis(url, { maxRetriesPerRequest: 3 });
 let lost = 0;
 let attempts = 0;
 let acquisitions = 0;
+let handedOver = 0;
 engine.events.on('lost', () => lost++);
 engine.events.on('acquired', (e) => {
   attempts += e.attempts;
   acquisitions++;
+  if (e.handedOver) handedOver++;
 });
 
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
@@ -51,6 +56,7 @@ async function caller(): Promise<number> {
       await engine.using(lockKey, {}, async (lock) => {
         await increment();
         await data.rpush(tokensKey, String(lock.fencingToken));
+        if (processesKey) await data.rpush(processesKey, processIndex);
         if (lock.signal.aborted) throw lock.signal.reason;
       });
     } else {
@@ -69,7 +75,14 @@ async function run(): Promise<void> {
   progress.unref();
   const counts = await Promise.all(Array.from({ length: callers }, () => caller()));
   clearInterval(progress);
-  emit({ type: 'done', sections: counts.reduce((a, b) => a + b, 0), acquisitions, attempts, lost });
+  emit({
+    type: 'done',
+    sections: counts.reduce((a, b) => a + b, 0),
+    acquisitions,
+    attempts,
+    lost,
+    handedOver,
+  });
 }
 
 const stop = onParentMessage((message: { type: string }) => {

@@ -1,4 +1,3 @@
- 
 // Preload (node -r): makes the package's optional peers (peerDependenciesMeta … optional) unresolvable,
 // as in an app that never installed them, and records every attempt to load one in
 // globalThis.__optionalPeerAttempts, so a check can tell "not loaded" from "loaded and swallowed".
