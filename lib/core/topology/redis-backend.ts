@@ -49,7 +49,7 @@ export class RedisBackend implements LockBackend {
           token: new TokenLock(this.gateway, fence),
           readWrite: new ReadWriteLock(this.gateway, fence, waiterTtlMs(options.backoff.maxMs)),
           fair: new FairLock(this.gateway, fence, waiterTtlMs(options.backoff.maxMs)),
-          semaphore: new Semaphore(this.gateway, fence),
+          semaphore: new Semaphore(this.gateway, fence, waiterTtlMs(options.backoff.maxMs)),
         },
         this.gateway,
         options.replicas,

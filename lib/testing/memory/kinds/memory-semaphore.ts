@@ -23,6 +23,10 @@ export class MemorySemaphore implements LockKind {
   constructor(private readonly commands: MemoryCommands) {}
 
   attempt(r: AttemptRequest): Promise<AttemptResult> {
+    if ((r.options.permits ?? 1) > 1) {
+      // Not modelled in memory yet (weights and reservations live in semaphore-acquire.lua).
+      return Promise.reject(new TypeError('permits > 1 is not supported by the in-memory testing backend'));
+    }
     const { store } = this.commands;
     return this.commands.run(
       () => {
