@@ -31,4 +31,4 @@ export type { RedlockOption } from './topology/redlock/redlock-options';
 export type { RedisClient } from './redis/redis-client';
 export { KeySpace } from './engine/key-space';
 export type { MultiLockHandle } from './multi/multi-lock-handle';
-export { MAX_MULTI_KEYS } from './multi/multi-keys';
+export { MAX_MULTI_KEYS, assertMultiKeyOptions } from './multi/multi-keys';
