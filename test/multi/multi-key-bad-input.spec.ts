@@ -23,7 +23,12 @@ afterAll(async () => {
   await env?.stop();
 });
 
-async function expectRefused(keys: unknown, options: unknown, type: typeof TypeError, message: RegExp): Promise<void> {
+async function expectRefused(
+  keys: unknown,
+  options: unknown,
+  type: typeof TypeError,
+  message: RegExp,
+): Promise<void> {
   const k = keys as string[];
   const o = options as object;
   const calls: [string, () => Promise<unknown>][] = [

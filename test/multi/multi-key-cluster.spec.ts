@@ -73,13 +73,15 @@ afterAll(async () => {
   await cluster?.stop();
 });
 
-it('takes keys that share a slot in one script call on that slot\'s master', async () => {
+it("takes keys that share a slot in one script call on that slot's master", async () => {
   const e = engine();
   const base = uniqueKey('same');
   const slot = keySlot(space.stem(base));
   const keys = [0, 1, 2, 3].map((i) => keyInSlot(slot, `${base}-${i}-`));
   // Warm-up: the slots map, and the script cached on that master (a first EVALSHA gets NOSCRIPT).
-  await e.acquire([keyInSlot(slot, 'warm-up-a-'), keyInSlot(slot, 'warm-up-b-')], { waitMs: 0 }).then((h) => h.release());
+  await e
+    .acquire([keyInSlot(slot, 'warm-up-a-'), keyInSlot(slot, 'warm-up-b-')], { waitMs: 0 })
+    .then((h) => h.release());
   const master = await cluster.masterForSlot(slot);
   const before = await scriptCalls(master.port);
   const handle = await e.acquire(keys, { waitMs: 0 });
@@ -93,7 +95,9 @@ it('takes keys that share a slot in one script call on that slot\'s master', asy
 it('takes keys in different slots (on different masters) all or none', async () => {
   const [e, other] = [engine(), engine()];
   const keys = keysInSlots(uniqueKey('spread'), 6);
-  const masters = new Set(await Promise.all(keys.map(async (k) => (await cluster.masterForKey(lockName(k))).port)));
+  const masters = new Set(
+    await Promise.all(keys.map(async (k) => (await cluster.masterForKey(lockName(k))).port)),
+  );
   expect(masters.size).toBeGreaterThan(1);
   const handle = await e.acquire(keys, { waitMs: 0 });
   expect(await heldKeys(keys)).toEqual([...keys].sort());

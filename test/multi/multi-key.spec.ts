@@ -72,7 +72,7 @@ describe('taking several keys', () => {
     expect((sent.evalsha ?? 0) + (sent.eval ?? 0)).toBe(1 + keys.length);
   });
 
-  it('shares each key\'s token sequence with single-key lockers (strictly increasing)', async () => {
+  it("shares each key's token sequence with single-key lockers (strictly increasing)", async () => {
     const [a, b] = keySet(2) as [string, string];
     const single = await other.acquire(a, { waitMs: 0 });
     await single.release();

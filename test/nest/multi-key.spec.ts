@@ -31,7 +31,12 @@ class Accounts {
     await probe.set(`bal:${from}`, String(Number(a ?? 0) - amount));
     await probe.set(`bal:${to}`, String(Number(b ?? 0) + amount));
     // Inside the critical section of every key: each is this call's lock.
-    return { tokens: [this.locks.current(`acct:${from}`)?.fencingToken, this.locks.current(`acct:${to}`)?.fencingToken] };
+    return {
+      tokens: [
+        this.locks.current(`acct:${from}`)?.fencingToken,
+        this.locks.current(`acct:${to}`)?.fencingToken,
+      ],
+    };
   }
 
   @DistributedLock({ key: (skus: string[]) => skus.map((s) => `sku:${s}`), waitMs: 5_000 })

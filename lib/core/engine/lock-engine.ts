@@ -75,7 +75,13 @@ export class LockEngine {
         this.holdTimes.estimate(key, remaining, options.watchdogLeaseMs - options.renewEveryMs - 50),
       isClosed: () => this.closed !== undefined,
     };
-    this.multi = new MultiLocks({ engineId: this.engineId, keys: this.keys, backend, context: this.context, options });
+    this.multi = new MultiLocks({
+      engineId: this.engineId,
+      keys: this.keys,
+      backend,
+      context: this.context,
+      options,
+    });
   }
 
   /** Takes the lock, waiting up to `waitMs`; rejects with LockNotAcquiredError when it stays busy. */
@@ -83,7 +89,10 @@ export class LockEngine {
   /** Takes every key, all or none, deadlock-free (see docs/ARCHITECTURE.md, multi-key locks). */
   acquire(keys: readonly string[], options?: LockOptions): Promise<MultiLockHandle>;
   acquire(key: string | readonly string[], options?: LockOptions): Promise<LockHandle | MultiLockHandle>;
-  async acquire(key: string | readonly string[], options?: LockOptions): Promise<LockHandle | MultiLockHandle> {
+  async acquire(
+    key: string | readonly string[],
+    options?: LockOptions,
+  ): Promise<LockHandle | MultiLockHandle> {
     if (Array.isArray(key)) return (await this.multi.lock(key, options, false))!;
     return (await this.lock(key as string, options, false))!;
   }
@@ -104,7 +113,11 @@ export class LockEngine {
   }
 
   /** Runs `fn` holding the lock, inside its critical section (nested calls re-enter); always releases. */
-  using<T>(key: string, options: LockOptions | undefined, fn: (lock: LockHandle) => Promise<T> | T): Promise<T>;
+  using<T>(
+    key: string,
+    options: LockOptions | undefined,
+    fn: (lock: LockHandle) => Promise<T> | T,
+  ): Promise<T>;
   /** Runs `fn` holding every key, inside the critical section of each (nested calls re-enter). */
   using<T>(
     keys: readonly string[],

@@ -113,7 +113,12 @@ export class Semaphore implements LockKind {
   /** A waiter that gave up drops its reservation, so the smaller requests it held back go on. */
   async abandon(r: AttemptRequest): Promise<void> {
     await this.gateway
-      .run(ABANDON, [r.names.lock, r.names.aux], [r.owner, r.names.channel, this.gateway.publishCommand], r.key)
+      .run(
+        ABANDON,
+        [r.names.lock, r.names.aux],
+        [r.owner, r.names.channel, this.gateway.publishCommand],
+        r.key,
+      )
       .catch(() => undefined); // the reservation expires on its own
   }
 

@@ -109,7 +109,11 @@ export class MultiAcquisition {
         });
         if (result.status === 'busy') {
           await this.giveBack(taken);
-          return { status: 'busy', target: group[result.index] ?? group[0]!, retryAfterMs: result.retryAfterMs };
+          return {
+            status: 'busy',
+            target: group[result.index] ?? group[0]!,
+            retryAfterMs: result.retryAfterMs,
+          };
         }
         tokens.push(...result.fencingTokens);
         taken.push(...group);
@@ -184,11 +188,20 @@ export class MultiAcquisition {
   private async grant(round: Extract<Round, { status: 'granted' }>): Promise<MultiGrantHandle> {
     const { targets, kind, options, leaseMs, watchdog } = this.req;
     const handles = targets.map((t, i) => {
-      const grant = new LockGrant(this.ctx.held, kind, t.key, t.names, this.owner, round.tokens[i]!, options, {
-        leaseMs,
-        watchdog,
-        requestedAt: round.requestedAt,
-      });
+      const grant = new LockGrant(
+        this.ctx.held,
+        kind,
+        t.key,
+        t.names,
+        this.owner,
+        round.tokens[i]!,
+        options,
+        {
+          leaseMs,
+          watchdog,
+          requestedAt: round.requestedAt,
+        },
+      );
       this.ctx.held.add(grant);
       return new GrantHandle(grant, this.holdId);
     });

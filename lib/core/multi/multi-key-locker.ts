@@ -22,8 +22,7 @@ export interface GroupAttempt {
 
 /** Granted: one fencing token per target, in order. Busy: which target was held, and for how long. */
 export type GroupResult =
-  | { status: 'granted'; fencingTokens: number[] }
-  | { status: 'busy'; index: number; retryAfterMs: number };
+  { status: 'granted'; fencingTokens: number[] } | { status: 'busy'; index: number; retryAfterMs: number };
 
 /**
  * Takes groups of keys all or none. A backend that can take several keys in one atomic call

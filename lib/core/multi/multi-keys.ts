@@ -13,7 +13,8 @@ export const MAX_MULTI_KEYS = 64;
  * Duplicates are allowed and taken once: `['a', 'a']` locks `a` once.
  */
 export function multiLockKeys(keys: unknown): string[] {
-  if (!Array.isArray(keys)) throw lockKeyError('type', `The lock keys must be an array, got ${describe(keys)}`);
+  if (!Array.isArray(keys))
+    throw lockKeyError('type', `The lock keys must be an array, got ${describe(keys)}`);
   if (keys.length === 0) throw lockKeyError('range', 'The lock keys must not be an empty array');
   if (keys.length > MAX_MULTI_KEYS) {
     throw lockKeyError(

@@ -35,14 +35,21 @@ export class MultiLocks {
   }
 
   /** Validates (before any I/O), re-enters when this context holds every key, else waits for all. */
-  async lock(keys: unknown, options: LockOptions | undefined, tryOnly: boolean): Promise<MultiGrantHandle | null> {
+  async lock(
+    keys: unknown,
+    options: LockOptions | undefined,
+    tryOnly: boolean,
+  ): Promise<MultiGrantHandle | null> {
     const { engineId, backend, context } = this.deps;
     const ordered = multiLockKeys(keys);
     const opts = callLockOptions(options);
     assertMultiKeyOptions(opts);
     opts.signal?.throwIfAborted();
     const kind = backend.kinds.kindFor(opts);
-    const targets: MultiLockTarget[] = ordered.map((key) => ({ key, names: this.deps.keys.names(key, kind.tag) }));
+    const targets: MultiLockTarget[] = ordered.map((key) => ({
+      key,
+      names: this.deps.keys.names(key, kind.tag),
+    }));
     const held = targets.map((t) => heldInScope(`${engineId}|${t.names.lock}`));
     const grants = held.map((h) => (h instanceof GrantHandle ? h.grant : undefined));
     const lost = grants.find((g) => g?.lost);
@@ -75,11 +82,18 @@ export class MultiLocks {
     tryOnly: boolean,
   ): Promise<MultiGrantHandle | null> {
     const kind = this.deps.backend.kinds.kindFor(opts);
-    const grants = targets.map((t) => (heldInScope(`${this.deps.engineId}|${t.names.lock}`) as GrantHandle).grant);
+    const grants = targets.map(
+      (t) => (heldInScope(`${this.deps.engineId}|${t.names.lock}`) as GrantHandle).grant,
+    );
     const refused = grants.find((g) => !kind.reentrant || !g.kind.reentrant);
     if (refused) {
       if (tryOnly) return null;
-      throw new LockNotAcquiredError(refused.key, 0, -1, 'this async context already holds it and it is not reentrant');
+      throw new LockNotAcquiredError(
+        refused.key,
+        0,
+        -1,
+        'this async context already holds it and it is not reentrant',
+      );
     }
     const started = monotonicMs();
     const handles: GrantHandle[] = [];

@@ -30,11 +30,15 @@ export interface DataReader {
 }
 
 /** Spawns every group, starts them together, and returns their reports. */
-export async function runMultiWorkers(groups: WorkerGroup[], common: Record<string, string>): Promise<MultiDone[]> {
+export async function runMultiWorkers(
+  groups: WorkerGroup[],
+  common: Record<string, string>,
+): Promise<MultiDone[]> {
   const workers: WorkerProcess[] = [];
   try {
     for (const g of groups) {
-      for (let i = 0; i < g.processes; i++) workers.push(spawnWorker(WORKER, { env: { ...common, ...g.env } }));
+      for (let i = 0; i < g.processes; i++)
+        workers.push(spawnWorker(WORKER, { env: { ...common, ...g.env } }));
     }
     await Promise.all(
       workers.map((w) => w.waitForMessage((m) => m.type === 'ready' || m.type === 'error', 90_000)),
