@@ -40,7 +40,7 @@ export function compileLockKey(key: unknown, where: string, declaredParams?: num
   if (Array.isArray(key)) return compileTemplates(key, where, declaredParams);
   if (typeof key !== 'string' || key.length === 0) {
     throw new TypeError(
-      `@DistributedLock() on ${where}: "key" must be a non-empty template string, an array of them, or a function, got ${describe(key)}`,
+      `@DistributedLock() on ${where}: "key" must be a non-empty template string or a function, got ${describe(key)} (or an array of templates, for several keys)`,
     );
   }
   return compileTemplate(key, where, declaredParams);
