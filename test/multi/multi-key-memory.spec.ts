@@ -47,3 +47,21 @@ it('never deadlocks or loses an update with opposite orders across two engines',
   await Promise.all(orders.flatMap((order) => [caller(a, order), caller(b, order)]));
   expect(counters).toEqual({ p: 400, q: 300, r: 300 });
 });
+
+describe('semaphore permits in memory (as semaphore-acquire.lua)', () => {
+  it('takes several permits all or none, gives them back together, and reserves for a waiter', async () => {
+    const three = await a.acquire('sem', { limit: 5, permits: 3, waitMs: 0 });
+    expect(await b.tryAcquire('sem', { limit: 5, permits: 3 })).toBeNull();
+    const two = await b.acquire('sem', { limit: 5, permits: 2, waitMs: 0 });
+    // A waiting 5-permit request reserves: a new 1-permit request may not slip in ahead of it.
+    const five = b.acquire('sem', { limit: 5, permits: 5, waitMs: 30_000 });
+    await three.release();
+    await tick();
+    expect(await a.tryAcquire('sem', { limit: 5 })).toBeNull();
+    await two.release();
+    const all = await five;
+    expect(await all.release()).toBe(true);
+    const one = await a.acquire('sem', { limit: 5, waitMs: 0 });
+    expect(await one.release()).toBe(true);
+  });
+});
