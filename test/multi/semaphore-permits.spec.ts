@@ -5,11 +5,14 @@
  */
 import type { LockEngine } from '../../lib/core/engine/lock-engine';
 import { KeySpace } from '../../lib/core/engine/key-space';
+import * as path from 'path';
 import { EngineEnv, startEngineEnv, uniqueKey } from '../core/support/engine-env';
+import { spawnWorker, type WorkerProcess } from '../support/spawn-worker';
 
 const PREFIX = 'sp:';
 const space = new KeySpace(PREFIX);
 const LIMIT = 5;
+const WORKER = path.join(__dirname, 'workers', 'semaphore-permits-worker.ts');
 let env: EngineEnv;
 let engines: LockEngine[];
 
@@ -107,3 +110,40 @@ it('refuses bad permits before any command', async () => {
   await expect(a.acquire(key, { limit: 3, permits: 1.5 })).rejects.toThrow(RangeError);
   await expect(a.acquire(key, { limit: 3, permits: '2' as unknown as number })).rejects.toThrow(TypeError);
 });
+
+it('never has more than limit permits in use across OS processes asking for 1 to 5 permits', async () => {
+  const key = uniqueKey('sem');
+  const inUse = `${key}:in-use`;
+  const workers: WorkerProcess[] = [];
+  try {
+    for (let i = 0; i < 3; i++) {
+      workers.push(
+        spawnWorker(WORKER, {
+          env: {
+            REDIS_URL: env.url,
+            KEY_PREFIX: PREFIX,
+            SEM_KEY: key,
+            IN_USE: inUse,
+            LIMIT: String(LIMIT),
+            CALLERS: '4',
+            ITERATIONS: '60',
+          },
+        }),
+      );
+    }
+    await Promise.all(
+      workers.map((w) => w.waitForMessage((m) => m.type === 'ready' || m.type === 'error', 90_000)),
+    );
+    for (const w of workers) w.send({ type: 'go' });
+    const done = await Promise.all(
+      workers.map((w) => w.waitForMessage((m) => m.type === 'done' || m.type === 'error', 120_000)),
+    );
+    for (const d of done) expect(d).toMatchObject({ type: 'done', sections: 4 * 60 });
+    const peak = Math.max(...done.map((d) => (d as { peak: number }).peak));
+    expect(peak).toBeLessThanOrEqual(LIMIT);
+    expect(peak).toBeGreaterThan(1);
+    expect(await env.admin.get(inUse)).toBe('0');
+  } finally {
+    await Promise.all(workers.filter((w) => w.running).map((w) => w.stop()));
+  }
+}, 180_000);
