@@ -3,7 +3,7 @@ import { DistributedLockModule } from '../lib';
 import { InventoryModule } from './inventory/inventory.module';
 import { ObservabilityModule } from './observability/observability.module';
 import { SampleCoreModule } from './sample-core.module';
-import { configFromEnv, SAMPLE_CONFIG, SampleConfig } from './sample-config';
+import { configFromEnv, SAMPLE_CONFIG, type SampleConfig } from './sample-config';
 import { SeckillModule } from './seckill/seckill.module';
 
 /** Root module of the sample app. */

@@ -7,7 +7,7 @@ import { INestApplication, LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { AppModule } from './app.module';
 import { listenTuned } from './http-tuning';
-import { configFromEnv, SampleConfig } from './sample-config';
+import { configFromEnv, type SampleConfig } from './sample-config';
 
 /** Options of startSampleApp beyond the app's settings. */
 export interface StartOptions {

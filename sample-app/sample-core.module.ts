@@ -1,6 +1,6 @@
 import { DynamicModule, Global, Module } from '@nestjs/common';
 import { AppRedis } from './redis/app-redis';
-import { SAMPLE_CONFIG, SampleConfig } from './sample-config';
+import { SAMPLE_CONFIG, type SampleConfig } from './sample-config';
 
 /** The settings and the app's own Redis client, available to every feature module. */
 @Global()

@@ -28,7 +28,11 @@ export interface DistributedLockSettings {
 /** Validates the module options before anything connects; messages name the option. */
 export function resolveModuleOptions(options: unknown): DistributedLockSettings {
   // app.close() lets running critical sections finish: 10 s unless said otherwise.
-  const withDrain = isPlainObject(options) ? { drainMs: DEFAULT_DRAIN_MS, ...options } : options;
+  // (`drainMs: undefined` means the default too, not the core engine's 0.)
+  const withDrain =
+    isPlainObject(options) && (options as { drainMs?: unknown }).drainMs === undefined
+      ? { ...options, drainMs: DEFAULT_DRAIN_MS }
+      : options;
   const config = resolveLockConfig(withDrain, 'DistributedLockModule options', NEST_OPTION_NAMES);
   // `isGlobal` is a ConfigurableModuleBuilder extra: normally stripped before we see it, ignored if not.
   const {

@@ -1,6 +1,6 @@
 import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import Redis from 'ioredis';
-import { SAMPLE_CONFIG, SampleConfig } from '../sample-config';
+import { SAMPLE_CONFIG, type SampleConfig } from '../sample-config';
 
 /**
  * The app's own ioredis connection for its data (stock, inventory). It is a plain client, unrelated

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { SAMPLE_CONFIG, SampleConfig } from '../sample-config';
+import { SAMPLE_CONFIG, type SampleConfig } from '../sample-config';
 
 /**
  * The await between reading and writing the stock: stands for real work (pricing, an order row)

@@ -1,4 +1,4 @@
-// Nest 12 smoke test of the PACKED library (installed from its tarball by scripts/nest12-smoke.cjs).
+// Nest 12 smoke test of the PACKED library (installed from its tarball by scripts/test-packed.cjs).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { after, before, test } from 'node:test';
@@ -23,11 +23,16 @@ after(async () => {
   await redis?.stop();
 });
 
-test('runs on NestJS 12 with the packed CommonJS build', () => {
+test('runs on NestJS 12 with the packed ES module build', () => {
   assert.match(require('@nestjs/core/package.json').version, /^12\./);
-  const installed = require.resolve('nestjs-distributed-lock');
-  assert.match(installed, /node_modules[\\/]nestjs-distributed-lock[\\/]dist[\\/]index\.js$/);
+  assert.match(import.meta.resolve('nestjs-distributed-lock'), /\/dist\/entries\/index\.mjs$/);
   assert.equal(typeof LockNotAcquiredError, 'function');
+});
+
+test('require() of the package gives the same classes as import on Nest 12', () => {
+  const required = require('nestjs-distributed-lock');
+  assert.equal(required.DistributedLockService, DistributedLockService);
+  assert.equal(required.LockNotAcquiredError, LockNotAcquiredError);
 });
 
 test('forRoot provides the lock service', async () => {

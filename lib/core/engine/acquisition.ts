@@ -2,7 +2,7 @@ import { LockError, LockNotAcquiredError } from '../errors';
 import type { AttemptResult, LockKind } from '../kinds/lock-kind';
 import type { LockOptions } from '../options/lock-options';
 import { linkSignals } from '../waiting/abort';
-import type { LocalWaitQueues, Ticket } from '../waiting/wait-queue';
+import type { HandoffTarget, LocalWaitQueues, Ticket } from '../waiting/wait-queue';
 import type { Wakeups } from '../waiting/wakeup-hub';
 import { withDeadline } from '../waiting/with-deadline';
 import { kindName, type HeldLocks } from './held-locks';
@@ -11,6 +11,7 @@ import type { LockKeyNames } from './key-space';
 import type { WakeupChannels } from './lock-backend';
 import type { LockEvents } from './lock-events';
 import { GrantHandle, LockGrant, LockHandle } from './lock-handle';
+import { Cohort } from './cohort';
 
 /**
  * A command sent near the end of a wait may take this much longer than `waitMs` before it is given
@@ -27,6 +28,8 @@ export interface AcquisitionContext {
   /** Aborted by close(): every waiter gives up. */
   readonly closing: AbortSignal;
   readonly backoff: { readonly initialMs: number; readonly maxMs: number };
+  /** Fencing tokens a fresh grant of a cohort kind reserves (1: no cohorts). */
+  readonly reserveTokens: number;
   /** Turns a busy holder's remaining lease into an honest "retry after" (see HoldTimes). */
   retryAfter(key: string, remainingLeaseMs: number): number;
   isClosed(): boolean;
@@ -72,6 +75,15 @@ export class Acquisition {
   private acquired = false;
   /** When the latest attempt was sent: a lease is counted from before the request that won it. */
   private requestedAt = 0;
+  /** A lock handed over by a local holder of the same process (cohorts), not yet taken. */
+  private handed?: GrantHandle;
+  /** Set once run() has settled: later hand-offs are refused. */
+  private settled = false;
+  /** The process' own cohort just ended at its bound: no attempt before this time (others go first). */
+  private notBefore = 0;
+  /** Cohort kinds: local waiters wait for the local holder instead of polling Redis. */
+  private readonly cohortKind: boolean;
+  private reportedLocal = false;
 
   constructor(
     private readonly ctx: AcquisitionContext,
@@ -81,6 +93,21 @@ export class Acquisition {
     this.kindLabel = kindName(req.kind, req.options);
     this.backoffMs = ctx.backoff.initialMs;
     this.ticket = ctx.queues.enter(req.names.lock, req.kind.isExclusive?.(req.options) ?? req.kind.exclusive);
+    this.cohortKind = req.kind.cohorts === true && ctx.reserveTokens > 1;
+    if (this.cohortKind) {
+      this.ticket.handoff = {
+        options: req.options,
+        accepts: (grant: LockGrant) => this.acceptsHandoff(grant),
+        receive: (handle: GrantHandle) => {
+          this.handed = handle;
+          this.wake?.wake();
+        },
+      } as HandoffTarget<LockGrant, GrantHandle> & { options: LockOptions };
+      this.ticket.onFree = (yieldMs) => {
+        if (yieldMs > 0) this.notBefore = monotonicMs() + yieldMs;
+        this.wake?.wake();
+      };
+    }
   }
 
   /** Waits for the lock: a handle, null (tryOnly, still busy), or a rejection. */
@@ -88,20 +115,24 @@ export class Acquisition {
     try {
       let attemptNow = this.ticket.takeAttemptNow();
       while (!this.aborted()) {
+        if (this.handed) return this.takeHanded();
         if (!this.ticket.isHead) {
           const turn = await this.waitForTurn();
           if (turn === 'aborted') break;
           if (turn === 'timeout') return this.timedOut();
           attemptNow = turn === 'attempt-now';
         }
-        if (!attemptNow) {
+        if (!attemptNow || this.mustWaitLocally()) {
           const slept = await this.sleep();
+          if (this.handed) return this.takeHanded();
           if (slept === 'timeout') return this.timedOut();
           if (slept === 'aborted') break;
+          if (this.mustWaitLocally()) continue;
         }
         attemptNow = false;
         const result = await this.attempt();
         if (result.status === 'granted') return await this.grant(result);
+        if (this.handed) return this.takeHanded();
         this.noteBusy(result);
         if (this.remaining() <= 0) return this.timedOut();
         if (!this.wake) {
@@ -115,6 +146,50 @@ export class Acquisition {
     } finally {
       this.cleanUp();
     }
+  }
+
+  /** This process holds the lock (a cohort kind), or yields after its cohort: no Redis attempt now. */
+  private mustWaitLocally(): boolean {
+    if (!this.cohortKind) return false;
+    if (this.ctx.held.holdsLocally(this.req.names.lock)) {
+      // Contention all the same, only settled in this process: reported once per wait.
+      if (!this.reportedLocal) {
+        this.reportedLocal = true;
+        this.ctx.events.safeEmit('contended', { key: this.req.key, kind: this.kindLabel, retryAfterMs: -1 });
+      }
+      return true;
+    }
+    return monotonicMs() < this.notBefore;
+  }
+
+  private acceptsHandoff(grant: LockGrant): boolean {
+    const o = this.req.options;
+    return (
+      !this.settled &&
+      !this.handed &&
+      !this.aborted() &&
+      this.ticket.isHead &&
+      grant.kind === this.req.kind &&
+      this.req.watchdog &&
+      o.minHoldMs === undefined &&
+      o.maxHoldMs === undefined
+    );
+  }
+
+  /** Takes the lock a local holder handed over. */
+  private takeHanded(): LockHandle {
+    const handle = this.handed!;
+    this.handed = undefined;
+    this.acquired = true;
+    this.ctx.events.safeEmit('acquired', {
+      key: this.req.key,
+      kind: this.kindLabel,
+      waitedMs: monotonicMs() - this.started,
+      attempts: this.attempts,
+      reentered: false,
+      fencingToken: handle.fencingToken,
+    });
+    return handle;
   }
 
   private remaining(): number {
@@ -154,12 +229,19 @@ export class Acquisition {
     return 'sleep';
   }
 
-  /** Sleeps until a wake-up, the backoff, the holder's lease end or the deadline. */
+  /**
+   * Sleeps until a wake-up, the backoff, the holder's lease end or the deadline. A cohort kind's
+   * busy attempt recorded this waiter in Redis (the release will publish), and a local holder tells
+   * its waiters itself: both sleep on the message with the longest backoff as the safety net, not
+   * 1-2-4 ms polling.
+   */
   private async sleep(): Promise<'woken' | 'timeout' | 'aborted'> {
     if (this.remaining() <= 0) return 'timeout';
     if (!this.wake && !(await this.join())) return 'timeout';
     const holderLeft = this.retryAfterMs >= 0 ? this.retryAfterMs + 1 : Infinity;
-    const ms = Math.max(1, Math.min(this.backoffMs, holderLeft, this.remaining()));
+    const yieldLeft = this.notBefore - monotonicMs();
+    const step = yieldLeft > 0 ? yieldLeft : this.cohortKind ? this.ctx.backoff.maxMs : this.backoffMs;
+    const ms = Math.max(1, Math.min(step, holderLeft, this.remaining()));
     await this.wake!.wait(ms, this.waitSignal());
     this.backoffMs = Math.min(this.backoffMs * 2, this.ctx.backoff.maxMs);
     return this.aborted() ? 'aborted' : 'woken';
@@ -167,6 +249,7 @@ export class Acquisition {
 
   private async attempt(): Promise<AttemptResult> {
     this.attempts++;
+    this.notBefore = 0;
     this.requestedAt = monotonicMs();
     const { key, names, options, leaseMs } = this.req;
     try {
@@ -179,6 +262,7 @@ export class Acquisition {
         reenter: false,
         options,
         timeoutMs: Math.max(1, this.remaining()) + ATTEMPT_MARGIN_MS,
+        ...(this.cohortKind && { reserveTokens: this.ctx.reserveTokens }),
       });
     } catch (err) {
       this.fail('error');
@@ -200,11 +284,17 @@ export class Acquisition {
     this.acquired = true;
     const { key, names, kind, options, leaseMs, watchdog } = this.req;
     const requestedAt = this.requestedAt;
-    const grant = new LockGrant(this.ctx.held, kind, key, names, this.owner, result.fencingToken, options, {
+    const token = result.fencingToken;
+    const cohort =
+      this.cohortKind && watchdog && !result.reentered
+        ? new Cohort(this.holdId, token + 1, token + this.ctx.reserveTokens - 1, requestedAt)
+        : undefined;
+    const grant = new LockGrant(this.ctx.held, kind, key, names, this.owner, token, options, {
       leaseMs,
       watchdog,
       requestedAt,
       replicaAcks: result.replicaAcks,
+      cohort,
     });
     const handle = new GrantHandle(grant, this.holdId);
     this.ctx.held.add(grant);
@@ -235,7 +325,8 @@ export class Acquisition {
     });
   }
 
-  private timedOut(): null {
+  private timedOut(): LockHandle | null {
+    if (this.handed) return this.takeHanded();
     this.fail('timeout');
     if (this.req.tryOnly) return null;
     const waited = monotonicMs() - this.started;
@@ -261,6 +352,9 @@ export class Acquisition {
   }
 
   private cleanUp(): void {
+    this.settled = true;
+    // Handed over while this call gave up (abort, error): release it in Redis.
+    if (this.handed) void this.handed.release();
     this.link?.unlink();
     this.ticket.leave(this.acquired);
     this.wake?.leave();

@@ -5,6 +5,9 @@ import type { GrantHost, LockGrant } from './lock-handle';
 import type { HoldRef, LockKind, ReleaseResult } from '../kinds/lock-kind';
 import type { LockOptions } from '../options/lock-options';
 import { Watchdog } from './watchdog';
+import type { CohortBounds } from './cohort';
+import type { HandoffTarget, LocalWaitQueues } from '../waiting/wait-queue';
+import { GrantHandle } from './lock-handle';
 
 /**
  * The locks one engine holds: the grants, their watchdog, background release retries, and the
@@ -13,6 +16,8 @@ import { Watchdog } from './watchdog';
 export class HeldLocks implements GrantHost {
   readonly grants = new Set<LockGrant>();
   readonly watchdog: Watchdog;
+  /** Live grants per lock name, so local waiters know the lock is this process' own right now. */
+  private readonly byLock = new Map<string, number>();
   /** Background retries of releases that failed on a Redis error (see retryRelease). */
   private readonly releaseRetries = new Set<NodeJS.Timeout>();
   private stopped = false;
@@ -21,6 +26,8 @@ export class HeldLocks implements GrantHost {
     readonly engineId: string,
     private readonly events: LockEvents,
     renewEveryMs: number,
+    private readonly queues: LocalWaitQueues,
+    private readonly cohort: CohortBounds | false,
   ) {
     this.watchdog = new Watchdog(renewEveryMs, (round) => this.events.safeEmit('renewed', round));
   }
@@ -28,7 +35,41 @@ export class HeldLocks implements GrantHost {
   /** Tracks a new grant (and hands it to the watchdog when it has no fixed lease). */
   add(grant: LockGrant): void {
     this.grants.add(grant);
+    this.byLock.set(grant.names.lock, (this.byLock.get(grant.names.lock) ?? 0) + 1);
     if (grant.watchdog) this.watchdog.add(grant);
+  }
+
+  /** True while this engine holds `lockName` (its waiters then wait for it locally, not in Redis). */
+  holdsLocally(lockName: string): boolean {
+    return this.byLock.has(lockName);
+  }
+
+  /**
+   * The last hold of a cohort grant is being released: hands the lock to this process' head waiter
+   * without a Redis round trip when the cohort's bounds allow it and the lease is safely alive.
+   * Returns false when the caller must release in Redis.
+   */
+  handOff(grant: LockGrant): boolean {
+    const cohort = grant.cohort;
+    if (!cohort || !this.cohort || this.stopped || !grant.active || !grant.watchdog) return false;
+    if (grant.options.minHoldMs !== undefined || grant.options.maxHoldMs !== undefined) return false;
+    const now = monotonicMs();
+    // Never pass a lease that may be dead (a paused process): a third of it must be left.
+    if (now >= grant.expiresAt - grant.leaseMs / 3) return false;
+    const target = this.queues.head(grant.names.lock)?.handoff as
+      (HandoffTarget<LockGrant, GrantHandle> & { readonly options: LockOptions }) | undefined;
+    if (!target?.accepts(grant)) return false;
+    if (!cohort.canPass(now, this.cohort)) {
+      grant.yieldOnEnd = this.cohort.yieldMs;
+      return false;
+    }
+    const successor = grant.successor(cohort.takeToken(), now, target.options);
+    const handle = new GrantHandle(successor, cohort.holdId);
+    this.add(successor); // first, so the watchdog never sees the lock without a grant
+    grant.end();
+    this.onReleased(grant, 'released');
+    target.receive(handle);
+    return true;
   }
 
   /** Stops every timer: the watchdog and the release retries (at shutdown). */
@@ -41,8 +82,16 @@ export class HeldLocks implements GrantHost {
 
   /** @internal */
   onGrantEnded(grant: LockGrant): void {
-    this.grants.delete(grant);
+    if (!this.grants.delete(grant)) return;
     this.watchdog.delete(grant);
+    const left = (this.byLock.get(grant.names.lock) ?? 1) - 1;
+    if (left > 0) {
+      this.byLock.set(grant.names.lock, left);
+      return;
+    }
+    this.byLock.delete(grant.names.lock);
+    // Local waiters were not polling Redis meanwhile: tell the head.
+    this.queues.notifyFree(grant.names.lock, grant.yieldOnEnd);
   }
 
   /** @internal */

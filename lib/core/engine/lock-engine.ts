@@ -58,7 +58,7 @@ export class LockEngine {
     this.keys = new KeySpace(options.keyPrefix);
     // Every waiter listens to `closing` until it leaves; thousands of waiters are normal, not a leak.
     setMaxListeners(0, this.closing.signal);
-    this.held = new HeldLocks(this.engineId, this.events, options.renewEveryMs);
+    this.held = new HeldLocks(this.engineId, this.events, options.renewEveryMs, this.queues, options.cohort);
     backend.watchConnections?.((state) => this.events.safeEmit('connection', state));
     this.events.on('released', (e) => {
       if (e.result === 'released') this.holdTimes.record(e.key, e.heldMs);
@@ -70,6 +70,8 @@ export class LockEngine {
       events: this.events,
       closing: this.closing.signal,
       backoff: options.backoff,
+      // A fresh cohort grant reserves its own token plus one per allowed local hand-off.
+      reserveTokens: options.cohort ? options.cohort.passes + 1 : 1,
       // A renewed watchdog lease never has less than lease − period left; a fixed one may.
       retryAfter: (key, remaining) =>
         this.holdTimes.estimate(key, remaining, options.watchdogLeaseMs - options.renewEveryMs - 50),

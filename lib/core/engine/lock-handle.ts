@@ -3,6 +3,7 @@ import { monotonicMs } from './ids';
 import type { LockKeyNames } from './key-space';
 import type { HoldRef, LockKind, ReleaseResult } from '../kinds/lock-kind';
 import type { LockOptions } from '../options/lock-options';
+import type { Cohort } from './cohort';
 
 /** A held lock. One handle per acquire; a re-entry gets its own handle on the same grant. */
 export interface LockHandle {
@@ -32,6 +33,8 @@ export interface GrantHost {
   /** Retries a release that failed on a Redis error, in the background, until `untilMonotonic`. */
   retryRelease(grant: LockGrant, hold: HoldRef, untilMonotonic: number): void;
   onLost(grant: LockGrant, error: LockLostError): void;
+  /** Hands the lock to a local waiter instead of releasing it in Redis (cohorts); false: release. */
+  handOff(grant: LockGrant): boolean;
   extend(grant: LockGrant, leaseMs: number): Promise<void>;
 }
 
@@ -42,6 +45,10 @@ export interface GrantLease {
   /** Monotonic time the granting request was sent: the lease is counted from then. */
   readonly requestedAt: number;
   readonly replicaAcks?: number;
+  /** Monotonic time of the grant when it is not `requestedAt` (a local hand-off). */
+  readonly grantedAt?: number;
+  /** The per-process cohort this grant belongs to (kinds that reserve tokens). */
+  readonly cohort?: Cohort;
 }
 
 /**
@@ -67,6 +74,9 @@ export class LockGrant {
   readonly replicaAcks?: number;
   /** Monotonic time after which the lock is not renewed any more (maxHoldMs); Infinity without. */
   readonly holdDeadline: number;
+  readonly cohort?: Cohort;
+  /** Set when a cohort ended at its bound: this process' next waiter yields this long (ms). */
+  yieldOnEnd = 0;
 
   constructor(
     readonly host: GrantHost,
@@ -83,7 +93,8 @@ export class LockGrant {
     this.replicaAcks = lease.replicaAcks;
     const requestedAt = lease.requestedAt;
     this.scopeKey = `${host.engineId}|${names.lock}`;
-    this.grantedAt = requestedAt;
+    this.grantedAt = lease.grantedAt ?? requestedAt;
+    this.cohort = lease.cohort;
     this.expiresAt = requestedAt + lease.leaseMs;
     this.holdDeadline = options.maxHoldMs === undefined ? Infinity : requestedAt + options.maxHoldMs;
     if (!lease.watchdog || this.holdDeadline < Infinity) this.armExpiry();
@@ -97,6 +108,20 @@ export class LockGrant {
 
   get active(): boolean {
     return !this.ended && !this.lost;
+  }
+
+  /**
+   * The next holder of a cohort: the same Redis lock (owner, lease end), a new grant with its own
+   * token, signal and async context. The caller ends this grant.
+   */
+  successor(fencingToken: number, now: number, options: LockOptions): LockGrant {
+    return new LockGrant(this.host, this.kind, this.key, this.names, this.owner, fencingToken, options, {
+      leaseMs: this.leaseMs,
+      watchdog: true,
+      requestedAt: this.expiresAt - this.leaseMs,
+      grantedAt: now,
+      cohort: this.cohort,
+    });
   }
 
   /** The lease a renewal sent at `sentAt` asks for: never past maxHoldMs (0: do not renew). */
@@ -131,6 +156,7 @@ export class LockGrant {
     const hold = { key: this.key, names: this.names, owner: this.owner, holdId, options: this.options };
     const keepMs = this.grantedAt + (this.options.minHoldMs ?? 0) - monotonicMs();
     if (keepMs >= 1 && this.openHolds.size === 0 && this.active) return this.keepUntilMinHold(hold, keepMs);
+    if (holdId === this.cohort?.holdId && this.openHolds.size === 0 && this.host.handOff(this)) return true;
     let result: ReleaseResult;
     try {
       result = await this.kind.release(hold);

@@ -10,16 +10,9 @@ import type {
 } from './lock-kind';
 import { RedisGateway } from '../redis/redis-gateway';
 import { renewInBatches } from './renew-batch';
+import { MUTEX_RELEASE } from './reentrant-mutex';
 import { defineScript } from '../redis/script-library';
-import {
-  AttemptReply,
-  decodeAttemptReply,
-  HoldReleaseArgs,
-  HoldReleaseReply,
-  lateReplyAction,
-  PublishCommand,
-  releaseHold,
-} from './reply';
+import { AttemptReply, decodeAttemptReply, lateReplyAction, PublishCommand, releaseHold } from './reply';
 
 const ACQUIRE = defineScript<
   [
@@ -38,7 +31,6 @@ const ABANDON = defineScript<[owner: string, channel: string, publish: PublishCo
   'fair-abandon',
 );
 // The holder is a hash in the reentrant mutex's format, so release and renewal are the mutex's.
-const RELEASE = defineScript<HoldReleaseArgs, HoldReleaseReply>('mutex-release');
 
 /** The waiter-deadline hash of a fair lock: derived from `aux`, so it keeps the lock's hash tag (slot). */
 export function fairDeadlinesKey(names: LockKeyNames): string {
@@ -100,7 +92,7 @@ export class FairLock implements LockKind {
   }
 
   release(h: HoldRef): Promise<ReleaseResult> {
-    return releaseHold(this.gateway, RELEASE, [h.names.lock], h);
+    return releaseHold(this.gateway, MUTEX_RELEASE, [h.names.lock], h, '1');
   }
 
   renew(requests: readonly RenewRequest[]): Promise<RenewResult[]> {

@@ -11,6 +11,8 @@ export interface AttemptRequest {
   /** True when this async context already holds the lock with `owner`: re-enter, never a fresh grant. */
   readonly reenter: boolean;
   readonly options: LockOptions;
+  /** Fencing tokens a fresh grant reserves (kinds with `cohorts`): its own plus those for local hand-offs. */
+  readonly reserveTokens?: number;
   /** The attempt's command settles within this (capped by the command timeout); default: that timeout. */
   readonly timeoutMs?: number;
 }
@@ -54,6 +56,8 @@ export interface LockKind {
   readonly exclusive: boolean;
   /** Whether the same async context may take it again. */
   readonly reentrant: boolean;
+  /** True when grants can reserve fencing tokens, so a release may hand the lock to a local waiter. */
+  readonly cohorts?: boolean;
   attempt(request: AttemptRequest): Promise<AttemptResult>;
   release(hold: HoldRef): Promise<ReleaseResult>;
   /** Renews many leases in as few round trips as the topology allows. */

@@ -13,23 +13,32 @@ import { defineScript } from '../redis/script-library';
 import {
   AttemptReply,
   decodeAttemptReply,
-  HoldReleaseArgs,
+  MutexReleaseArgs,
   HoldReleaseReply,
   lateReplyAction,
   releaseHold,
 } from './reply';
 
 const ACQUIRE = defineScript<
-  [owner: string, holdId: string, leaseMs: number, fenceTtlMs: number, reenterOnly: '0' | '1'],
+  [
+    owner: string,
+    holdId: string,
+    leaseMs: number,
+    fenceTtlMs: number,
+    reenterOnly: '0' | '1',
+    reserve: number,
+  ],
   AttemptReply
 >('mutex-acquire');
-const RELEASE = defineScript<HoldReleaseArgs, HoldReleaseReply>('mutex-release');
+export const MUTEX_RELEASE = defineScript<MutexReleaseArgs, HoldReleaseReply>('mutex-release');
 
 /** The default lock: reentrant mutex on a Redis hash (owner, fence, one field per hold). */
 export class ReentrantMutex implements LockKind {
   readonly tag = 'm' as const;
   readonly exclusive = true;
   readonly reentrant = true;
+  /** Grants reserve fencing tokens for per-process cohorts (local hand-offs). */
+  readonly cohorts = true;
 
   constructor(
     private readonly gateway: RedisGateway,
@@ -40,7 +49,7 @@ export class ReentrantMutex implements LockKind {
     const reply = await this.gateway.run(
       ACQUIRE,
       [r.names.lock, r.names.fence],
-      [r.owner, r.holdId, r.leaseMs, this.fenceTtlMs, r.reenter ? '1' : '0'],
+      [r.owner, r.holdId, r.leaseMs, this.fenceTtlMs, r.reenter ? '1' : '0', r.reserveTokens ?? 1],
       r.key,
       // An acquire that timed out but ran later must not leave an orphan lock behind.
       (late) => {
@@ -52,7 +61,7 @@ export class ReentrantMutex implements LockKind {
   }
 
   release(h: HoldRef): Promise<ReleaseResult> {
-    return releaseHold(this.gateway, RELEASE, [h.names.lock], h);
+    return releaseHold(this.gateway, MUTEX_RELEASE, [h.names.lock], h, '0');
   }
 
   renew(requests: readonly RenewRequest[]): Promise<RenewResult[]> {

@@ -14,6 +14,9 @@ export type PublishCommand = 'PUBLISH' | 'SPUBLISH';
 export type AttemptReply =
   [code: 1 | 2 | 0, value: number] | [code: -2] | [code: -3] | [code: -1, type: string, index?: number];
 
+/** ARGV of mutex-release.lua (the mutex and the fair lock's holder): plus '1' = always publish. */
+export type MutexReleaseArgs = [...HoldReleaseArgs, alwaysPublish: '0' | '1'];
+
 /** 1 released (lock gone), 2 this hold removed but nested holds remain, 0 not held. */
 export type HoldReleaseReply = 0 | 1 | 2;
 
@@ -64,11 +67,26 @@ export async function releaseHold(
   script: LuaScript<HoldReleaseArgs, HoldReleaseReply>,
   keys: string[],
   h: HoldRef,
+): Promise<ReleaseResult>;
+export async function releaseHold(
+  gateway: RedisGateway,
+  script: LuaScript<MutexReleaseArgs, HoldReleaseReply>,
+  keys: string[],
+  h: HoldRef,
+  alwaysPublish: '0' | '1',
+): Promise<ReleaseResult>;
+export async function releaseHold(
+  gateway: RedisGateway,
+  script: LuaScript<HoldReleaseArgs, HoldReleaseReply> | LuaScript<MutexReleaseArgs, HoldReleaseReply>,
+  keys: string[],
+  h: HoldRef,
+  alwaysPublish?: '0' | '1',
 ): Promise<ReleaseResult> {
+  const args: HoldReleaseArgs = [h.owner, h.holdId, h.names.channel, gateway.publishCommand];
   const reply = await gateway.run(
-    script,
+    script as LuaScript<(string | number)[], HoldReleaseReply>,
     keys,
-    [h.owner, h.holdId, h.names.channel, gateway.publishCommand],
+    alwaysPublish === undefined ? args : [...args, alwaysPublish],
     h.key,
   );
   return reply === 1 ? 'released' : reply === 2 ? 'still-held' : 'not-held';

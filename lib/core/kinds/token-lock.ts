@@ -12,9 +12,10 @@ import { renewInBatches } from './renew-batch';
 import { defineScript } from '../redis/script-library';
 import { AttemptReply, decodeAttemptReply, lateReplyAction, PublishCommand } from './reply';
 
-const ACQUIRE = defineScript<[owner: string, leaseMs: number, fenceTtlMs: number], AttemptReply>(
-  'token-acquire',
-);
+const ACQUIRE = defineScript<
+  [owner: string, leaseMs: number, fenceTtlMs: number, reserve: number],
+  AttemptReply
+>('token-acquire');
 const RELEASE = defineScript<[owner: string, channel: string, publish: PublishCommand], 0 | 1>(
   'token-release',
 );
@@ -27,6 +28,8 @@ export class TokenLock implements LockKind {
   readonly tag = 'm' as const;
   readonly exclusive = true;
   readonly reentrant = false;
+  /** Grants reserve fencing tokens for per-process cohorts (local hand-offs). */
+  readonly cohorts = true;
 
   constructor(
     private readonly gateway: RedisGateway,
@@ -37,7 +40,7 @@ export class TokenLock implements LockKind {
     const reply = await this.gateway.run(
       ACQUIRE,
       [r.names.lock, r.names.fence],
-      [r.owner, r.leaseMs, this.fenceTtlMs],
+      [r.owner, r.leaseMs, this.fenceTtlMs, r.reserveTokens ?? 1],
       r.key,
       (late) => {
         if (lateReplyAction(late) === 'release') this.release(r).catch(() => undefined);

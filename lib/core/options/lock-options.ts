@@ -1,3 +1,5 @@
+import { CohortBounds, DEFAULT_COHORT_BOUNDS } from '../engine/cohort';
+
 /** What a caller may ask of one acquisition. Every field is optional; defaults come from the client. */
 export interface LockOptions {
   /** How long to wait for a busy lock, in ms. `0` makes one attempt. Default: client `defaults.waitMs` (10 000). */
@@ -72,6 +74,14 @@ export interface LockEngineOptions {
    * Default 0 for the plain engine; the Nest module defaults it to 10 000.
    */
   drainMs?: number;
+  /**
+   * Per-process cohorts for the reentrant mutex and the token lock under the watchdog: a release
+   * hands the lock to the next waiter of the same process without a Redis round trip, at most
+   * `passes` times (default 8) within `budgetMs` (default 50) of the Redis grant; then it is released
+   * for real and this process' next waiter yields `yieldMs` (default 2) so other processes go first.
+   * `false` turns cohorts off.
+   */
+  cohort?: false | { passes?: number; budgetMs?: number; yieldMs?: number };
 }
 
 /** `WAIT count timeoutMs` after each grant; see docs/TOPOLOGIES.md. */
@@ -98,6 +108,7 @@ export const ENGINE_OPTION_NAMES: readonly (keyof LockEngineOptions)[] = [
   'commandTimeoutMs',
   'replicas',
   'drainMs',
+  'cohort',
 ];
 
 /** Engine options with every default filled in. */
@@ -112,6 +123,8 @@ export interface ResolvedEngineOptions {
   /** Undefined: no WAIT. */
   replicas?: Required<ReplicaAckOptions>;
   drainMs: number;
+  /** False: no cohorts. */
+  cohort: CohortBounds | false;
 }
 
 /** Longest user key accepted, in UTF-8 bytes. */
@@ -128,4 +141,5 @@ export const DEFAULT_ENGINE_OPTIONS: ResolvedEngineOptions = {
   fenceTtlMs: 86_400_000,
   commandTimeoutMs: 5_000,
   drainMs: 0,
+  cohort: DEFAULT_COHORT_BOUNDS,
 };

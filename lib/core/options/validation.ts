@@ -1,3 +1,4 @@
+import { CohortBounds, DEFAULT_COHORT_BOUNDS } from '../engine/cohort';
 import {
   ENGINE_OPTION_NAMES,
   LOCK_OPTION_NAMES,
@@ -191,6 +192,7 @@ export function resolveEngineOptions(options: LockEngineOptions = {}): ResolvedE
   const replicas = options.replicas === undefined ? undefined : resolveReplicaAcks(options.replicas);
   const drainMs = options.drainMs ?? d.drainMs;
   assertDuration(drainMs, 'drainMs');
+  const cohort = resolveCohort(options.cohort);
   return {
     keyPrefix,
     defaults: { waitMs, leaseMs: defaults.leaseMs },
@@ -200,8 +202,29 @@ export function resolveEngineOptions(options: LockEngineOptions = {}): ResolvedE
     fenceTtlMs,
     commandTimeoutMs,
     drainMs,
+    cohort,
     ...(replicas && { replicas }),
   };
+}
+
+/** Validates `cohort` and fills in its defaults. */
+function resolveCohort(value: unknown): CohortBounds | false {
+  if (value === false) return false;
+  if (value === undefined || value === true) return DEFAULT_COHORT_BOUNDS;
+  assertKnownNames(value as Record<string, unknown>, ['passes', 'budgetMs', 'yieldMs'], 'cohort options');
+  const o = value as { passes?: number; budgetMs?: number; yieldMs?: number };
+  const d = DEFAULT_COHORT_BOUNDS;
+  const passes = o.passes ?? d.passes;
+  if (typeof passes !== 'number')
+    throw new TypeError(`cohort.passes must be a number, got ${describe(passes)}`);
+  if (!Number.isInteger(passes) || passes < 0 || passes > 1000) {
+    throw new RangeError(`cohort.passes must be a whole number from 0 to 1000, got ${passes}`);
+  }
+  const budgetMs = o.budgetMs ?? d.budgetMs;
+  assertDuration(budgetMs, 'cohort.budgetMs');
+  const yieldMs = o.yieldMs ?? d.yieldMs;
+  assertDuration(yieldMs, 'cohort.yieldMs');
+  return { passes, budgetMs, yieldMs };
 }
 
 /** Validates `replicas` (WAIT after each grant) and fills in its defaults. */

@@ -1,29 +1,39 @@
 -- Reentrant mutex: acquire, or re-enter when the owner already holds it.
--- The lock is a hash { owner = <owner id>, fence = <token>, <hold id> = 1 ... }: one field per hold,
--- so every release names its own hold and a retried release can never remove two holds.
+-- The lock is a hash { owner = <owner id>, fence = <token>, <hold id> = 1 ..., [w = 1] }: one field per
+-- hold, so every release names its own hold and a retried release can never remove two holds; `w`
+-- records that another owner waited, so the release publishes a wake-up only when someone listens.
 -- KEYS[1] lock hash   KEYS[2] fence counter
 -- ARGV[1] owner id    ARGV[2] hold id    ARGV[3] lease ms    ARGV[4] fence ttl ms
--- ARGV[5] '1' = re-entry only (never a fresh grant)
+-- ARGV[5] '1' = re-entry only (never a fresh grant)   ARGV[6] fencing tokens to reserve (>= 1)
 -- Returns {1, token} granted, {2, token} re-entered, {0, pttl} busy, {-2} re-entry but not held,
 --         {-1, type} the key holds data that is not a lock (left untouched).
 --!include fence.lua
 local lock = KEYS[1]
-local kind = redis.call('TYPE', lock).ok
-if kind == 'none' then
+local owner = redis.pcall('HGET', lock, 'owner')
+if type(owner) == 'table' then
+  -- Not a hash: a token lock (a string with a lease) of the same name is busy; anything else is foreign.
+  local kind = redis.call('TYPE', lock).ok
+  local pttl = redis.call('PTTL', lock)
+  if kind ~= 'string' or pttl < 0 then return {-1, kind} end
   if ARGV[5] == '1' then return {-2} end
-  local token = next_fence(KEYS[2], ARGV[4])
-  redis.call('HSET', lock, 'owner', ARGV[1], 'fence', string.format('%.0f', token), ARGV[2], '1')
-  redis.call('PEXPIRE', lock, ARGV[3])
-  return {1, token}
+  return {0, pttl}
 end
-local pttl = redis.call('PTTL', lock)
-if (kind ~= 'hash' and kind ~= 'string') or pttl < 0 then
-  return {-1, kind}
-end
-if kind == 'hash' and redis.call('HGET', lock, 'owner') == ARGV[1] then
+if owner == ARGV[1] then
   redis.call('HSET', lock, ARGV[2], '1')
-  if pttl < tonumber(ARGV[3]) then redis.call('PEXPIRE', lock, ARGV[3]) end
+  if redis.call('PTTL', lock) < tonumber(ARGV[3]) then redis.call('PEXPIRE', lock, ARGV[3]) end
   return {2, tonumber(redis.call('HGET', lock, 'fence'))}
 end
+local pttl = redis.call('PTTL', lock)
+if owner then
+  if pttl < 0 then return {-1, 'hash'} end
+  if ARGV[5] == '1' then return {-2} end
+  redis.call('HSET', lock, 'w', '1')
+  return {0, pttl}
+end
+-- No owner field: a free key (PTTL -2), or a hash that is not a lock.
+if pttl ~= -2 then return {-1, 'hash'} end
 if ARGV[5] == '1' then return {-2} end
-return {0, pttl}
+local token = next_fence(KEYS[2], ARGV[4], tonumber(ARGV[6]))
+redis.call('HSET', lock, 'owner', ARGV[1], 'fence', string.format('%.0f', token), ARGV[2], '1')
+redis.call('PEXPIRE', lock, ARGV[3])
+return {1, token}

@@ -1,3 +1,11 @@
+/** A waiter that can take a lock handed over locally; `accepts` and `receive` are synchronous. */
+export interface HandoffTarget<G = unknown, H = unknown> {
+  /** Whether this waiter takes `grant`'s lock now (same kind and lease mode, still waiting). */
+  accepts(grant: G): boolean;
+  /** Gives the waiter its handle; the waiter must take it (or release it) at its next step. */
+  receive(handle: H): void;
+}
+
 /**
  * Local FIFO of the waiters of one process on one lock. For exclusive kinds only the head waiter
  * talks to Redis, so a release wakes one attempt per process instead of a thundering herd; shared
@@ -17,6 +25,19 @@ export class LocalWaitQueues {
     queue.push(ticket);
     if (queue.length === 1 || !exclusive) ticket.promote(true);
     return ticket;
+  }
+
+  /** The head waiter of `lockName`, if any. */
+  head(lockName: string): Ticket | undefined {
+    return this.queues.get(lockName)?.[0];
+  }
+
+  /**
+   * This process stopped holding `lockName` (released for real or lost): the head may attempt now,
+   * after `yieldMs` when other processes should get the first try.
+   */
+  notifyFree(lockName: string, yieldMs = 0): void {
+    this.head(lockName)?.onFree?.(yieldMs);
   }
 
   /** Number of locks with local waiters (for metrics and leak tests). */
@@ -44,6 +65,10 @@ export class Ticket {
   private head = false;
   private attemptNow = false;
   private onTurn?: () => void;
+  /** Set by the waiting acquisition: takes a lock handed over by a local holder (cohorts). */
+  handoff?: HandoffTarget;
+  /** Set by the waiting acquisition: the lock is free of local holders now. */
+  onFree?: (yieldMs: number) => void;
 
   constructor(
     readonly exclusive: boolean,
@@ -83,6 +108,8 @@ export class Ticket {
   /** Leaves the queue; `acquired` tells the next head whether the lock was just taken. */
   leave(acquired: boolean): void {
     this.onTurn = undefined;
+    this.handoff = undefined;
+    this.onFree = undefined;
     this.onLeave(this, acquired);
   }
 

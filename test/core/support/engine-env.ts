@@ -109,7 +109,8 @@ export async function commandsDuring(
 /** Number of holds in a reentrant-mutex hash (fields other than owner and fence); 0 when absent. */
 export async function holdCount(admin: Redis, lockName: string): Promise<number> {
   const fields = await admin.hkeys(lockName);
-  return fields.filter((f) => f !== 'owner' && f !== 'fence').length;
+  // 'w' marks that another owner waited (the release then publishes); it is not a hold.
+  return fields.filter((f) => f !== 'owner' && f !== 'fence' && f !== 'w').length;
 }
 
 /** Resolves with the signal's reason once it aborts (at once if it already has). */

@@ -3,7 +3,7 @@ import { Test } from '@nestjs/testing';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { AppModule } from '../../../sample-app/app.module';
-import { DEFAULT_SAMPLE_CONFIG, SampleConfig } from '../../../sample-app/sample-config';
+import { DEFAULT_SAMPLE_CONFIG, type SampleConfig } from '../../../sample-app/sample-config';
 import { CriticalPause } from '../../../sample-app/seckill/critical-pause';
 
 /** Key prefix of the apps under test; their locks live under `${E2E_PREFIX}lock:`. */

@@ -6,12 +6,13 @@ import * as os from 'os';
 /*
  * Figures measured by the fault suite (recovery times, double-holder windows, leaked handles...).
  * Each spec records its own scenarios (specs that aggregate several tests do it in an afterAll);
- * every record is merged into test/faults/results/latest.json, which docs/RELIABILITY.md quotes. Nothing here asserts a time:
- * the figures are reported, the specs assert behaviour.
+ * every record is merged into .results/faults/latest.json (ignored by git, so that running the tests
+ * leaves the tree clean); `npm run figures:copy` copies it to docs/figures/ when docs/RELIABILITY.md
+ * is updated from a run. Nothing here asserts a time: the figures are reported, the specs assert behaviour.
  */
 
 /** Where the merged figures of the last run of each scenario are kept. */
-export const RESULTS_FILE = path.resolve(__dirname, '..', 'results', 'latest.json');
+export const RESULTS_FILE = path.resolve(__dirname, '..', '..', '..', '.results', 'faults', 'latest.json');
 
 interface ResultsFile {
   command: string;

@@ -1,4 +1,4 @@
-/* eslint-disable @typescript-eslint/no-require-imports -- a CommonJS script run by plain node */
+ 
 // Preload (node -r): makes the package's optional peers (peerDependenciesMeta … optional) unresolvable,
 // as in an app that never installed them, and records every attempt to load one in
 // globalThis.__optionalPeerAttempts, so a check can tell "not loaded" from "loaded and swallowed".

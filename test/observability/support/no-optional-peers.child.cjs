@@ -1,4 +1,4 @@
-/* eslint-disable @typescript-eslint/no-require-imports -- a CommonJS script run by plain node */
+ 
 // Run with `node -r ./block-optional-peers.cjs` where `nestjs-distributed-lock` resolves to a build of
 // the package (REDIS_URL set): loads every entry point, takes and releases a lock, and prints one
 // JSON report on stdout. Used by no-optional-peers.spec.ts and scripts/check-packed-optional-peers.cjs.

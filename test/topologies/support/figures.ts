@@ -1,12 +1,13 @@
 /**
- * Measured figures of the topology tests, kept in test/topologies/results/<file>.json so that
- * docs/TOPOLOGIES.md can quote them: per scenario the latest run and the last 20 runs (each spec
- * file writes its own file; `npx jest test/topologies` refreshes them).
+ * Measured figures of the topology tests, kept in .results/topologies/<file>.json (ignored by git, so
+ * that running the tests leaves the tree clean): per scenario the latest run and the last 20 runs
+ * (each spec file writes its own file; `npx jest test/topologies` refreshes them). The figures that
+ * docs/TOPOLOGIES.md quotes are copied to docs/figures/ on purpose by `npm run figures:copy`.
  */
 import * as fs from 'fs';
 import * as path from 'path';
 
-const DIR = path.join(__dirname, '..', 'results');
+const DIR = path.join(__dirname, '..', '..', '..', '.results', 'topologies');
 const KEEP = 20;
 
 interface Scenario {
@@ -14,7 +15,7 @@ interface Scenario {
   runs: unknown[];
 }
 
-/** Records `figures` as the latest run of scenario `name` in results/<file>.json. */
+/** Records `figures` as the latest run of scenario `name` in .results/topologies/<file>.json. */
 export function recordFigures(file: string, name: string, figures: object): void {
   fs.mkdirSync(DIR, { recursive: true });
   const target = path.join(DIR, `${file}.json`);

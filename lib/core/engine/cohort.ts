@@ -1,0 +1,47 @@
+/** Bounds of a per-process cohort (see Cohort), resolved. */
+export interface CohortBounds {
+  /** Local hand-offs after one Redis grant before the lock is released for real. */
+  readonly passes: number;
+  /** Time from the Redis grant after which no more local hand-offs are made (ms). */
+  readonly budgetMs: number;
+  /** After a cohort ends at its bound, this process' next waiter lets others try first for this long (ms). */
+  readonly yieldMs: number;
+}
+
+/** Default cohort bounds: at most 8 local hand-offs within 50 ms, then a 2 ms yield. */
+export const DEFAULT_COHORT_BOUNDS: CohortBounds = { passes: 8, budgetMs: 50, yieldMs: 2 };
+
+/**
+ * A per-process cohort (lock cohorting, Dice, Marathe & Shavit, PPoPP 2012): the grants that follow
+ * one Redis grant by local hand-offs. The Redis lock stays under the cohort's owner id and base hold;
+ * each local holder is still a grant of its own (its own signal, async context and fencing token,
+ * taken from the block of tokens the Redis grant reserved, so tokens strictly increase across every
+ * holder in every process). Bounded by a pass count and a time budget, so other processes get their
+ * turn.
+ */
+export class Cohort {
+  private passes = 0;
+
+  constructor(
+    /** The hold that keeps the Redis lock while the cohort lasts. */
+    readonly holdId: string,
+    private nextToken: number,
+    private readonly lastToken: number,
+    private readonly startedAt: number,
+  ) {}
+
+  /** Whether one more local hand-off is allowed at `now`. */
+  canPass(now: number, bounds: CohortBounds): boolean {
+    return (
+      this.passes < bounds.passes &&
+      this.nextToken <= this.lastToken &&
+      now - this.startedAt < bounds.budgetMs
+    );
+  }
+
+  /** The fencing token of the next local holder. */
+  takeToken(): number {
+    this.passes++;
+    return this.nextToken++;
+  }
+}

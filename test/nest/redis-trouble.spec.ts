@@ -1,0 +1,131 @@
+import { Controller, Get, type LoggerService } from '@nestjs/common';
+import type { INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { DistributedLock, DistributedLockModule, DistributedLockService } from '../../lib';
+import { getFreePort } from '../support/free-port';
+import { startRedis, type RedisServerProcess } from '../support/redis-server';
+import { sleep, waitUntil } from '../support/wait';
+import { closeApps, uniquePrefix } from './helpers/nest-app';
+
+/** Collects what Nest's Logger writes, with its level and context. */
+class CapturingLogger implements LoggerService {
+  readonly lines: { level: string; message: string; context?: string }[] = [];
+  private push(level: string, message: unknown, rest: unknown[]): void {
+    const context =
+      rest.length > 0 && typeof rest[rest.length - 1] === 'string' ? rest[rest.length - 1] : undefined;
+    this.lines.push({ level, message: String(message), context: context as string | undefined });
+  }
+  log(message: unknown, ...rest: unknown[]): void {
+    this.push('log', message, rest);
+  }
+  error(message: unknown, ...rest: unknown[]): void {
+    this.push('error', message, rest);
+  }
+  warn(message: unknown, ...rest: unknown[]): void {
+    this.push('warn', message, rest);
+  }
+  debug(): void {}
+  verbose(): void {}
+  lockLines(pattern: RegExp, level?: string) {
+    return this.lines.filter(
+      (l) => l.context === 'DistributedLock' && pattern.test(l.message) && (!level || l.level === level),
+    );
+  }
+}
+
+@Controller()
+class TroubleController {
+  constructor(private readonly locks: DistributedLockService) {}
+
+  @Get('manual')
+  async manual(): Promise<string> {
+    return this.locks.using('trouble:manual', { waitMs: 500 }, async () => 'ok');
+  }
+
+  @Get('decorated')
+  @DistributedLock({ key: 'trouble:decorated', waitMs: 1_000 })
+  async decorated(): Promise<string> {
+    return 'ok';
+  }
+}
+
+async function listen(
+  redis: string,
+  logger: CapturingLogger,
+): Promise<{ app: INestApplication; base: string }> {
+  const moduleRef = await Test.createTestingModule({
+    imports: [DistributedLockModule.forRoot({ redis, keyPrefix: uniquePrefix('trouble') })],
+    controllers: [TroubleController],
+  }).compile();
+  const app = moduleRef.createNestApplication({ logger });
+  await app.listen(0, '127.0.0.1');
+  return { app, base: (await app.getUrl()).replace('[::1]', '127.0.0.1') };
+}
+
+describe('Redis down at start', () => {
+  let app: INestApplication | undefined;
+  let server: RedisServerProcess | undefined;
+
+  afterAll(async () => {
+    await closeApps(app);
+    await server?.stop();
+  });
+
+  it('logs the cause once, answers 503, then logs the recovery once when Redis comes up', async () => {
+    const port = await getFreePort();
+    const logger = new CapturingLogger();
+    let base: string;
+    ({ app, base } = await listen(`redis://127.0.0.1:${port}`, logger));
+
+    const down = await waitUntil(() => logger.lockLines(/unreachable/, 'error')[0], {
+      description: 'the "unreachable" log line',
+    });
+    expect(down.message).toMatch(/Redis/i);
+    expect(down.message).toMatch(/ECONNREFUSED/);
+    expect((await fetch(`${base}/manual`)).status).toBe(503);
+    expect((await fetch(`${base}/decorated`)).status).toBe(503);
+    // Reconnect attempts keep failing: still one line for the one change.
+    await sleep(1_000);
+    expect(logger.lockLines(/unreachable/)).toHaveLength(1);
+
+    server = await startRedis({ port });
+    await waitUntil(() => logger.lockLines(/recovered/).length > 0, {
+      timeoutMs: 15_000,
+      description: 'the "recovered" log line',
+    });
+    await waitUntil(async () => (await fetch(`${base}/manual`)).status === 200, {
+      description: 'the route answering 200',
+    });
+    expect(logger.lockLines(/recovered|ready/)).toHaveLength(1);
+    expect(logger.lockLines(/unreachable/)).toHaveLength(1);
+  }, 40_000);
+});
+
+describe('Redis frozen (SIGSTOP)', () => {
+  let app: INestApplication | undefined;
+  let server: RedisServerProcess | undefined;
+
+  afterAll(async () => {
+    server?.resume();
+    await closeApps(app);
+    await server?.stop();
+  });
+
+  it('settles a waitMs: 1000 route within 1.5 s', async () => {
+    server = await startRedis();
+    let base: string;
+    ({ app, base } = await listen(server.url, new CapturingLogger()));
+    expect((await fetch(`${base}/decorated`)).status).toBe(200);
+
+    server.pause();
+    try {
+      const started = performance.now();
+      const answer = await fetch(`${base}/decorated`);
+      const elapsed = performance.now() - started;
+      expect([423, 503]).toContain(answer.status);
+      expect(elapsed).toBeLessThan(1_500);
+    } finally {
+      server.resume();
+    }
+  }, 30_000);
+});
