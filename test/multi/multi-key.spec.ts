@@ -103,6 +103,8 @@ describe('taking several keys', () => {
     const free = await other.acquire(a, { waitMs: 5_000 });
     await free.release();
     expect(waiting.settled).toBe(false);
+    // Its busy attempt recorded a waiter, so the holder's release publishes the wake-up.
+    expect(await env.admin.hget(lockName(b), 'w')).toBe('1');
     await holder.release();
     const handle = await waiting.result;
     expect(handle.keys).toEqual([a, b]);

@@ -1,7 +1,9 @@
 -- Several locks at once, all or none, in one call (all keys in one Cluster slot, or one Redis).
 -- Each lock is written exactly as mutex-acquire.lua (reentrant hash {owner, fence, <hold id> = 1})
--- or token-acquire.lua (string = owner) would write it, with its own next fencing token, so single-
--- and multi-key lockers of one key exclude each other and share that key's token sequence.
+-- or token-acquire.lua (string = owner) would write it, with its own next fencing token (one token:
+-- multi-key grants reserve none for cohort hand-offs), so single- and multi-key lockers of one key
+-- exclude each other and share that key's token sequence. A busy mutex gets `w` = 1 (a waiter is
+-- recorded), as mutex-acquire.lua does, so its release publishes the wake-up this caller waits for.
 -- KEYS[2i-1] lock of key i   KEYS[2i] fence counter of key i
 -- ARGV[1] owner id   ARGV[2] hold id   ARGV[3] lease ms   ARGV[4] fence ttl ms
 -- ARGV[5] '1' reentrant mutex (hash), '0' token lock (string)
@@ -21,7 +23,12 @@ for i = 1, n do
     if (kind ~= 'hash' and kind ~= 'string') or pttl < 0 then return {-1, kind, i} end
     local holder
     if kind == 'hash' then holder = redis.call('HGET', lock, 'owner') else holder = redis.call('GET', lock) end
-    if holder ~= owner or (kind == 'hash') ~= hash then return {0, pttl, i} end
+    if not holder then return {-1, kind, i} end -- a hash without an owner is not a lock
+    if holder ~= owner or (kind == 'hash') ~= hash then
+      -- Record a waiter on a mutex, so its release publishes a wake-up (mutex-release.lua).
+      if kind == 'hash' then redis.call('HSET', lock, 'w', '1') end
+      return {0, pttl, i}
+    end
     ours[i] = true
   end
 end
@@ -34,10 +41,10 @@ for i = 1, n do
       redis.call('HSET', lock, hold, '1')
       token = tonumber(redis.call('HGET', lock, 'fence'))
     else
-      token = tonumber(redis.call('GET', fence)) or next_fence(fence, ARGV[4])
+      token = tonumber(redis.call('GET', fence)) or next_fence(fence, ARGV[4], 1)
     end
   else
-    token = next_fence(fence, ARGV[4])
+    token = next_fence(fence, ARGV[4], 1)
     if hash then
       redis.call('HSET', lock, 'owner', owner, 'fence', string.format('%.0f', token), hold, '1')
     else
