@@ -30,3 +30,5 @@ export type { RedisConnectionOption } from './redis/redis-connection';
 export type { RedlockOption } from './topology/redlock/redlock-options';
 export type { RedisClient } from './redis/redis-client';
 export { KeySpace } from './engine/key-space';
+export type { MultiLockHandle } from './multi/multi-lock-handle';
+export { MAX_MULTI_KEYS, assertMultiKeyOptions } from './multi/multi-keys';

@@ -4,6 +4,7 @@ import type {
   LockEvents,
   LockHandle,
   LockOptions,
+  MultiLockHandle,
   ResolvedEngineOptions,
 } from '../core';
 
@@ -16,14 +17,26 @@ export interface DistributedLockEngine {
   readonly options: ResolvedEngineOptions;
   readonly events: LockEvents;
   acquire(key: string, options?: LockOptions): Promise<LockHandle>;
+  acquire(keys: readonly string[], options?: LockOptions): Promise<MultiLockHandle>;
+  acquire(key: string | readonly string[], options?: LockOptions): Promise<LockHandle | MultiLockHandle>;
   tryAcquire(key: string, options?: LockOptions): Promise<LockHandle | null>;
+  tryAcquire(keys: readonly string[], options?: LockOptions): Promise<MultiLockHandle | null>;
+  tryAcquire(
+    key: string | readonly string[],
+    options?: LockOptions,
+  ): Promise<LockHandle | MultiLockHandle | null>;
   using<T>(
     key: string,
     options: LockOptions | undefined,
     fn: (lock: LockHandle) => Promise<T> | T,
   ): Promise<T>;
-  runInLock<T>(handle: LockHandle, fn: () => T): T;
-  hold<T>(handle: LockHandle, fn: () => Promise<T> | T): Promise<T>;
+  using<T>(
+    keys: readonly string[],
+    options: LockOptions | undefined,
+    fn: (lock: MultiLockHandle) => Promise<T> | T,
+  ): Promise<T>;
+  runInLock<T>(handle: LockHandle | MultiLockHandle, fn: () => T): T;
+  hold<T>(handle: LockHandle | MultiLockHandle, fn: () => Promise<T> | T): Promise<T>;
   current(key?: string): LockHandle | undefined;
   stats(): LockEngineStats;
   readiness(): Promise<LockEngineReadiness>;

@@ -6,7 +6,14 @@ import {
   OnApplicationShutdown,
   OnModuleInit,
 } from '@nestjs/common';
-import type { ConnectionState, LockEngineStats, LockEvents, LockHandle, LockOptions } from '../core';
+import type {
+  ConnectionState,
+  LockEngineStats,
+  LockEvents,
+  LockHandle,
+  LockOptions,
+  MultiLockHandle,
+} from '../core';
 import { DistributedLockEngine } from './distributed-lock-engine';
 import { DISTRIBUTED_LOCK_SETTINGS } from './distributed-lock.module-definition';
 import { SERVICE_CLOSED_MESSAGE } from './distributed-lock.messages';
@@ -35,12 +42,25 @@ export class DistributedLockService implements OnModuleInit, OnApplicationBootst
   }
 
   /** Takes the lock, waiting up to `waitMs`; rejects with LockNotAcquiredError when it stays busy. */
-  acquire(key: string, options?: LockOptions): Promise<LockHandle> {
+  acquire(key: string, options?: LockOptions): Promise<LockHandle>;
+  /** Takes every key, all or none, deadlock-free whatever order callers name them in. */
+  acquire(keys: readonly string[], options?: LockOptions): Promise<MultiLockHandle>;
+  acquire(key: string | readonly string[], options?: LockOptions): Promise<LockHandle | MultiLockHandle>;
+  acquire(key: string | readonly string[], options?: LockOptions): Promise<LockHandle | MultiLockHandle> {
     return this.engine.acquire(key, options);
   }
 
   /** Like acquire, but resolves null when busy (default `waitMs` 0: a single attempt). */
-  tryAcquire(key: string, options?: LockOptions): Promise<LockHandle | null> {
+  tryAcquire(key: string, options?: LockOptions): Promise<LockHandle | null>;
+  tryAcquire(keys: readonly string[], options?: LockOptions): Promise<MultiLockHandle | null>;
+  tryAcquire(
+    key: string | readonly string[],
+    options?: LockOptions,
+  ): Promise<LockHandle | MultiLockHandle | null>;
+  tryAcquire(
+    key: string | readonly string[],
+    options?: LockOptions,
+  ): Promise<LockHandle | MultiLockHandle | null> {
     return this.engine.tryAcquire(key, options);
   }
 
@@ -49,12 +69,25 @@ export class DistributedLockService implements OnModuleInit, OnApplicationBootst
     key: string,
     options: LockOptions | undefined,
     fn: (lock: LockHandle) => Promise<T> | T,
+  ): Promise<T>;
+  /** Runs `fn` holding every key (all or none), inside the critical section of each. */
+  using<T>(
+    keys: readonly string[],
+    options: LockOptions | undefined,
+    fn: (lock: MultiLockHandle) => Promise<T> | T,
+  ): Promise<T>;
+  using<T>(
+    key: string | readonly string[],
+    options: LockOptions | undefined,
+    fn: ((lock: LockHandle) => Promise<T> | T) | ((lock: MultiLockHandle) => Promise<T> | T),
   ): Promise<T> {
-    return this.engine.using(key, options, fn);
+    return Array.isArray(key)
+      ? this.engine.using(key as readonly string[], options, fn as (lock: MultiLockHandle) => Promise<T> | T)
+      : this.engine.using(key as string, options, fn as (lock: LockHandle) => Promise<T> | T);
   }
 
   /** Runs `fn` inside the critical section of a handle from acquire(): calls in it re-enter that lock. */
-  runInLock<T>(handle: LockHandle, fn: () => T): T {
+  runInLock<T>(handle: LockHandle | MultiLockHandle, fn: () => T): T {
     return this.engine.runInLock(handle, fn);
   }
 
@@ -62,7 +95,7 @@ export class DistributedLockService implements OnModuleInit, OnApplicationBootst
    * Runs `fn` in the critical section of `handle` and releases it afterwards; app.close() lets it
    * finish first (within `drainMs`). Decorated methods run through this.
    */
-  hold<T>(handle: LockHandle, fn: () => Promise<T> | T): Promise<T> {
+  hold<T>(handle: LockHandle | MultiLockHandle, fn: () => Promise<T> | T): Promise<T> {
     return this.engine.hold(handle, fn);
   }
 

@@ -1,4 +1,4 @@
-import { describe, lockKeyError } from '../core';
+import { describe, lockKeyError, MAX_MULTI_KEYS } from '../core';
 import type { LockKeyFunction } from './interfaces';
 import {
   badKeyFunctionResultMessage,
@@ -6,8 +6,11 @@ import {
   missingKeyPartMessage,
 } from './distributed-lock.messages';
 
-/** Turns the decorated call's `this` and arguments into the lock key; throws TypeError for bad arguments. */
-export type LockKeyBuilder = (thisArg: unknown, args: readonly unknown[]) => string;
+/**
+ * Turns the decorated call's `this` and arguments into the lock key (or keys, for a multi-key
+ * lock); throws TypeError for bad arguments.
+ */
+export type LockKeyBuilder = (thisArg: unknown, args: readonly unknown[]) => string | string[];
 
 // `{0}`, `{1.id}`, `{0.items.0.sku}`: an argument index, then property names or array indices.
 const PLACEHOLDER = /\{([^{}]*)\}/g;
@@ -23,6 +26,8 @@ export function compileLockKey(key: unknown, where: string, declaredParams?: num
     const fn = key as LockKeyFunction;
     return (thisArg, args) => {
       const result: unknown = fn.apply(thisArg, args as unknown[]);
+      // Members of an array are checked by the engine (index named, before any command).
+      if (Array.isArray(result)) return [...(result as string[])];
       if (typeof result !== 'string' || result.length === 0) {
         throw lockKeyError(
           'type',
@@ -32,12 +37,31 @@ export function compileLockKey(key: unknown, where: string, declaredParams?: num
       return result;
     };
   }
+  if (Array.isArray(key)) return compileTemplates(key, where, declaredParams);
   if (typeof key !== 'string' || key.length === 0) {
     throw new TypeError(
-      `@DistributedLock() on ${where}: "key" must be a non-empty template string or a function, got ${describe(key)}`,
+      `@DistributedLock() on ${where}: "key" must be a non-empty template string or a function, got ${describe(key)} (or an array of templates, for several keys)`,
     );
   }
   return compileTemplate(key, where, declaredParams);
+}
+
+/** Several templates: one key each, taken together as a multi-key lock. */
+function compileTemplates(keys: readonly unknown[], where: string, declaredParams?: number): LockKeyBuilder {
+  if (keys.length === 0 || keys.length > MAX_MULTI_KEYS) {
+    throw new RangeError(
+      `@DistributedLock() on ${where}: an array "key" must list 1 to ${MAX_MULTI_KEYS} templates, got ${keys.length}`,
+    );
+  }
+  const builders = keys.map((k, i) => {
+    if (typeof k !== 'string' || k.length === 0) {
+      throw new TypeError(
+        `@DistributedLock() on ${where}: key template at index ${i} must be a non-empty string, got ${describe(k)}`,
+      );
+    }
+    return compileTemplate(k, where, declaredParams);
+  });
+  return (thisArg, args) => builders.map((build) => build(thisArg, args) as string);
 }
 
 interface Reference {

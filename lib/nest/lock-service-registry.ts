@@ -1,12 +1,15 @@
-import type { LockHandle, LockOptions } from '../core';
+import type { LockHandle, LockOptions, MultiLockHandle } from '../core';
 import type { DistributedLockSettings } from './module-options';
 
 /** What a decorated method and the interceptor need from a DistributedLockService. */
 export interface RegisteredLockService {
-  acquire(key: string, options?: LockOptions): Promise<LockHandle>;
-  tryAcquire(key: string, options?: LockOptions): Promise<LockHandle | null>;
-  runInLock<T>(handle: LockHandle, fn: () => T): T;
-  hold<T>(handle: LockHandle, fn: () => Promise<T> | T): Promise<T>;
+  acquire(key: string | readonly string[], options?: LockOptions): Promise<LockHandle | MultiLockHandle>;
+  tryAcquire(
+    key: string | readonly string[],
+    options?: LockOptions,
+  ): Promise<LockHandle | MultiLockHandle | null>;
+  runInLock<T>(handle: LockHandle | MultiLockHandle, fn: () => T): T;
+  hold<T>(handle: LockHandle | MultiLockHandle, fn: () => Promise<T> | T): Promise<T>;
   readonly settings: DistributedLockSettings;
 }
 

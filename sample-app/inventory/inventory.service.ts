@@ -40,25 +40,22 @@ export class InventoryService {
   }
 
   /**
-   * Moves `qty` units from one SKU to another holding BOTH locks. They are always taken in sorted
-   * order: two opposite transfers (a→b and b→a) would otherwise each hold one lock and wait
-   * forever for the other.
+   * Moves `qty` units from one SKU to another holding BOTH locks, taken together by one multi-key
+   * lock: all or none, and deadlock-free whatever order callers name the SKUs in (two opposite
+   * transfers a→b and b→a never each hold one lock and wait for the other). Each key keeps its own
+   * fencing token, and each write carries the token of its own SKU's lock.
    */
   transfer(from: string, to: string, qty: number): Promise<TransferResult> {
     if (from === to) throw new BadRequestException('"from" and "to" must be different SKUs');
-    const [first, second] = [from, to].sort();
-    return this.locks.using(lockKey(first), INVENTORY_LOCK, (firstLock) =>
-      this.locks.using(lockKey(second), INVENTORY_LOCK, async (secondLock) => {
-        const tokenOf = (sku: string): number => (sku === first ? firstLock : secondLock).fencingToken;
-        const [source, target] = await Promise.all([this.store.read(from), this.store.read(to)]);
-        if (source.qty < qty) throw new InsufficientStockException(from, source.qty, qty);
-        const [written1, written2] = await this.store.write([
-          { sku: from, qty: source.qty - qty, token: tokenOf(from) },
-          { sku: to, qty: target.qty + qty, token: tokenOf(to) },
-        ]);
-        return { from: written1, to: written2 };
-      }),
-    );
+    return this.locks.using([lockKey(from), lockKey(to)], INVENTORY_LOCK, async (lock) => {
+      const [source, target] = await Promise.all([this.store.read(from), this.store.read(to)]);
+      if (source.qty < qty) throw new InsufficientStockException(from, source.qty, qty);
+      const [written1, written2] = await this.store.write([
+        { sku: from, qty: source.qty - qty, token: lock.fencingTokens[lockKey(from)]! },
+        { sku: to, qty: target.qty + qty, token: lock.fencingTokens[lockKey(to)]! },
+      ]);
+      return { from: written1, to: written2 };
+    });
   }
 }
 

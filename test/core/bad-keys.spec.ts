@@ -43,7 +43,8 @@ describe('keys that are refused before any I/O', () => {
     ['undefined', undefined, TypeError, /lock key must be a string.*undefined/],
     ['null', null, TypeError, /lock key must be a string.*null/],
     ['an object', { id: 1 }, TypeError, /lock key must be a string.*object/],
-    ['an array', ['a'], TypeError, /lock key must be a string.*array/],
+    // A flat array of keys is a multi-key lock (test/multi); an array inside it is refused.
+    ['an array inside an array', [['a']], TypeError, /lock key at index 0 must be a string.*array/],
     ['a number', 42, TypeError, /lock key must be a string.*number 42/],
     ['513 ASCII bytes', 'k'.repeat(513), RangeError, /513 bytes long; at most 512/],
     [

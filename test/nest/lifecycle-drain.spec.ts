@@ -9,6 +9,7 @@ import {
   LockLostError,
   type LockHandle,
   type LockOptions,
+  type MultiLockHandle,
 } from '../../lib';
 import { closeClient, redisClient } from '../support/redis-assertions';
 import { startRedis, type RedisServerProcess } from '../support/redis-server';
@@ -150,8 +151,18 @@ class OuterModule {}
 const viaOverride: string[] = [];
 @Injectable()
 class RecordingLockService extends DistributedLockService {
-  override acquire(key: string, options?: LockOptions): Promise<LockHandle> {
-    viaOverride.push(key);
+  // The service's acquire() is overloaded (one key, or several: a multi-key lock); an override keeps them.
+  override acquire(key: string, options?: LockOptions): Promise<LockHandle>;
+  override acquire(keys: readonly string[], options?: LockOptions): Promise<MultiLockHandle>;
+  override acquire(
+    key: string | readonly string[],
+    options?: LockOptions,
+  ): Promise<LockHandle | MultiLockHandle>;
+  override acquire(
+    key: string | readonly string[],
+    options?: LockOptions,
+  ): Promise<LockHandle | MultiLockHandle> {
+    viaOverride.push(String(key));
     return super.acquire(key, options);
   }
 }

@@ -1,6 +1,7 @@
 import type { KindRegistry } from '../kinds/kind-registry';
 import type { ConnectionState } from './lock-events';
 import type { Wakeups } from '../waiting/wakeup-hub';
+import type { MultiKeyLocker } from '../multi/multi-key-locker';
 
 /** Where waiters hear that a lock was released (pub/sub on Redis, an in-process bus in tests). */
 export interface WakeupChannels {
@@ -21,6 +22,8 @@ export interface LockBackend {
   readonly kinds: KindRegistry;
   /** Wake-ups for waiters. */
   readonly hub: WakeupChannels;
+  /** Takes several keys in one atomic call where it can; without it, multi-key locks go key by key. */
+  readonly multiKeys?: MultiKeyLocker;
   /**
    * Round trip to the storage in ms (the slowest connection; RedLock: a quorum must answer).
    * Rejects with LockRedisError when it cannot answer within `timeoutMs`.

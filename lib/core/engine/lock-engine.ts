@@ -14,6 +14,8 @@ import type { LockBackend } from './lock-backend';
 import { currentInScope, heldInScope, runInLockScope } from './lock-context';
 import { LockEvents } from './lock-events';
 import { GrantHandle, LockGrant, LockHandle } from './lock-handle';
+import { MultiLocks, runInMultiLockScope } from '../multi/multi-locks';
+import { MultiGrantHandle, type MultiLockHandle } from '../multi/multi-lock-handle';
 
 /** Held grants, local waiters and subscribed channels of one engine. */
 export interface LockEngineStats {
@@ -45,6 +47,8 @@ export class LockEngine {
   private closed?: Promise<void>;
   /** Critical sections running in using() / hold(): close() lets them finish (drainMs). */
   private readonly sections = new Set<Promise<unknown>>();
+  /** acquire/tryAcquire/using with an array of keys (lib/core/multi). */
+  private readonly multi: MultiLocks;
 
   constructor(
     private readonly backend: LockBackend,
@@ -73,31 +77,70 @@ export class LockEngine {
         this.holdTimes.estimate(key, remaining, options.watchdogLeaseMs - options.renewEveryMs - 50),
       isClosed: () => this.closed !== undefined,
     };
+    this.multi = new MultiLocks({
+      engineId: this.engineId,
+      keys: this.keys,
+      backend,
+      context: this.context,
+      options,
+    });
   }
 
   /** Takes the lock, waiting up to `waitMs`; rejects with LockNotAcquiredError when it stays busy. */
-  async acquire(key: string, options?: LockOptions): Promise<LockHandle> {
-    return (await this.lock(key, options, false))!;
+  acquire(key: string, options?: LockOptions): Promise<LockHandle>;
+  /** Takes every key, all or none, deadlock-free (see docs/ARCHITECTURE.md, multi-key locks). */
+  acquire(keys: readonly string[], options?: LockOptions): Promise<MultiLockHandle>;
+  acquire(key: string | readonly string[], options?: LockOptions): Promise<LockHandle | MultiLockHandle>;
+  async acquire(
+    key: string | readonly string[],
+    options?: LockOptions,
+  ): Promise<LockHandle | MultiLockHandle> {
+    if (Array.isArray(key)) return (await this.multi.lock(key, options, false))!;
+    return (await this.lock(key as string, options, false))!;
   }
 
   /** Like acquire, but resolves null when busy (default `waitMs` 0: a single attempt). */
-  tryAcquire(key: string, options?: LockOptions): Promise<LockHandle | null> {
-    return this.lock(key, options, true);
+  tryAcquire(key: string, options?: LockOptions): Promise<LockHandle | null>;
+  tryAcquire(keys: readonly string[], options?: LockOptions): Promise<MultiLockHandle | null>;
+  tryAcquire(
+    key: string | readonly string[],
+    options?: LockOptions,
+  ): Promise<LockHandle | MultiLockHandle | null>;
+  tryAcquire(
+    key: string | readonly string[],
+    options?: LockOptions,
+  ): Promise<LockHandle | MultiLockHandle | null> {
+    if (Array.isArray(key)) return this.multi.lock(key, options, true);
+    return this.lock(key as string, options, true);
   }
 
   /** Runs `fn` holding the lock, inside its critical section (nested calls re-enter); always releases. */
-  async using<T>(
+  using<T>(
     key: string,
     options: LockOptions | undefined,
     fn: (lock: LockHandle) => Promise<T> | T,
+  ): Promise<T>;
+  /** Runs `fn` holding every key, inside the critical section of each (nested calls re-enter). */
+  using<T>(
+    keys: readonly string[],
+    options: LockOptions | undefined,
+    fn: (lock: MultiLockHandle) => Promise<T> | T,
+  ): Promise<T>;
+  async using<T>(
+    key: string | readonly string[],
+    options: LockOptions | undefined,
+    fn: ((lock: LockHandle) => Promise<T> | T) | ((lock: MultiLockHandle) => Promise<T> | T),
   ): Promise<T> {
     if (typeof fn !== 'function') throw new TypeError('using() needs a function as its third argument');
     const handle = await this.acquire(key, options);
-    return this.hold(handle, () => fn(handle));
+    return this.hold(handle, () => (fn as (lock: LockHandle | MultiLockHandle) => Promise<T> | T)(handle));
   }
 
   /** Runs `fn` inside the critical section of a handle from acquire(): calls in it re-enter that lock. */
-  runInLock<T>(handle: LockHandle, fn: () => T): T {
+  runInLock<T>(handle: LockHandle | MultiLockHandle, fn: () => T): T {
+    if (handle instanceof MultiGrantHandle && handle.handles.every((h) => h.grant.host === this.held)) {
+      return runInMultiLockScope(handle, fn);
+    }
     if (!(handle instanceof GrantHandle) || handle.grant.host !== this.held) {
       throw new TypeError('runInLock() needs a handle returned by this lock service');
     }
@@ -144,7 +187,7 @@ export class LockEngine {
    * Runs `fn` inside the critical section of `handle` and releases it afterwards, counting it as a
    * running critical section that close() lets finish (decorated methods use this).
    */
-  async hold<T>(handle: LockHandle, fn: () => Promise<T> | T): Promise<T> {
+  async hold<T>(handle: LockHandle | MultiLockHandle, fn: () => Promise<T> | T): Promise<T> {
     const section = (async () => {
       try {
         return await this.runInLock(handle, fn);

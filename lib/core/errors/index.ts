@@ -5,3 +5,4 @@ export * from './lock-redis.error';
 export * from './lock-wrong-type.error';
 export * from './lock-upgrade.error';
 export * from './lock-replication.error';
+export * from './lock-partial-reentry.error';

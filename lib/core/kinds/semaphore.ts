@@ -7,6 +7,7 @@ import type {
   RenewRequest,
   RenewResult,
 } from './lock-kind';
+import { ATTEMPT_MARGIN_MS } from '../engine/acquisition';
 import { RedisGateway } from '../redis/redis-gateway';
 import { defineScript } from '../redis/script-library';
 import {
@@ -30,10 +31,16 @@ const ACQUIRE = defineScript<
     reenterOnly: '0' | '1',
     channel: string,
     publish: PublishCommand,
+    permits: number,
+    reservationTtlMs: number,
   ],
   AttemptReply
 >('semaphore-acquire');
 const RELEASE = defineScript<HoldReleaseArgs, HoldReleaseReply>('semaphore-release');
+/** Drops a waiter's permit reservation (the same fields as the read-write writer-waiting marker). */
+const ABANDON = defineScript<[owner: string, channel: string, publish: PublishCommand], 0 | 1>(
+  'read-write-abandon',
+);
 
 /**
  * Counting semaphore (`limit: n`): at most n holders per key at once.
@@ -43,6 +50,9 @@ const RELEASE = defineScript<HoldReleaseArgs, HoldReleaseReply>('semaphore-relea
  * The `sem` hash keeps each owner's open holds: a permit is reentrant, so a call inside the
  * critical section that asks for the same key again nests on the permit it already has instead of
  * taking a second one (which could deadlock when all n are held by the callers' own contexts).
+ *
+ * Several permits (`permits: n`) are taken all or none and given back together; a request refused
+ * for lack of room reserves what it needs so smaller requests cannot starve it (see the script).
  *
  * Fencing: each permit takes the key's next token, so tokens increase across all holders; with n > 1
  * holders at once a token orders grants but proves no exclusive access.
@@ -56,6 +66,8 @@ export class Semaphore implements LockKind {
   constructor(
     private readonly gateway: RedisGateway,
     private readonly fenceTtlMs: number,
+    /** How long a permit reservation lives without a refresh (see waiterTtlMs). */
+    private readonly reservationTtlMs: number,
   ) {}
 
   async attempt(r: AttemptRequest): Promise<AttemptResult> {
@@ -71,11 +83,15 @@ export class Semaphore implements LockKind {
         r.reenter ? '1' : '0',
         r.names.channel,
         this.gateway.publishCommand,
+        r.options.permits ?? 1,
+        this.willWait(r) ? this.reservationTtlMs : 0,
       ],
       r.key,
-      // A permit granted after its command timed out goes back at once.
+      // A permit granted after its command timed out goes back at once; a reservation is dropped.
       (late) => {
-        if (lateReplyAction(late) === 'release') this.release(r).catch(() => undefined);
+        const action = lateReplyAction(late);
+        if (action === 'release') this.release(r).catch(() => undefined);
+        if (action === 'abandon') void this.abandon(r);
       },
       r.timeoutMs,
     );
@@ -84,6 +100,26 @@ export class Semaphore implements LockKind {
 
   release(h: HoldRef): Promise<ReleaseResult> {
     return releaseHold(this.gateway, RELEASE, [h.names.lock, h.names.aux], h);
+  }
+
+  /**
+   * Only a caller with time left to wait reserves permits: a tryAcquire (or a last attempt at the
+   * deadline) that is refused must not hold others back, even until its abandon() lands.
+   */
+  private willWait(r: AttemptRequest): boolean {
+    return r.timeoutMs === undefined || r.timeoutMs - ATTEMPT_MARGIN_MS > 1;
+  }
+
+  /** A waiter that gave up drops its reservation, so the smaller requests it held back go on. */
+  async abandon(r: AttemptRequest): Promise<void> {
+    await this.gateway
+      .run(
+        ABANDON,
+        [r.names.lock, r.names.aux],
+        [r.owner, r.names.channel, this.gateway.publishCommand],
+        r.key,
+      )
+      .catch(() => undefined); // the reservation expires on its own
   }
 
   renew(requests: readonly RenewRequest[]): Promise<RenewResult[]> {

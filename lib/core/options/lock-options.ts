@@ -17,6 +17,11 @@ export interface LockOptions {
   /** Counting semaphore: at most `limit` holders at once. */
   limit?: number;
   /**
+   * With `limit`: take this many permits at once (all or none, never more than `limit` in use),
+   * given back together on release. Default 1; 1 <= permits <= limit.
+   */
+  permits?: number;
+  /**
    * The lock is kept at least this long from its grant, even when released sooner (ShedLock's
    * lockAtLeastFor): a replica whose timer fires late, or whose clock is behind, finds it still held.
    */
@@ -37,6 +42,7 @@ export const LOCK_OPTION_NAMES: readonly (keyof LockOptions)[] = [
   'mode',
   'fair',
   'limit',
+  'permits',
   'minHoldMs',
   'maxHoldMs',
 ];

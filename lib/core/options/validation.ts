@@ -91,6 +91,7 @@ export function validateLockOptions(options: unknown, where = 'lock options'): L
       throw new RangeError(`limit must be a whole number from 1 to 1000000, got ${opts.limit}`);
     }
   }
+  if (opts.permits !== undefined) assertPermits(opts.permits, opts.limit);
   if (opts.minHoldMs !== undefined) assertDuration(opts.minHoldMs, 'minHoldMs');
   if (opts.maxHoldMs !== undefined) assertDuration(opts.maxHoldMs, 'maxHoldMs', 1);
   assertHoldBounds(opts as LockOptions);
@@ -127,6 +128,16 @@ export function callLockOptions(options: unknown): LockOptions {
   return typeof options === 'object' && options !== null && prepared.has(options)
     ? (options as LockOptions)
     : validateLockOptions(options);
+}
+
+function assertPermits(permits: unknown, limit: unknown): void {
+  if (typeof permits !== 'number') throw new TypeError(`permits must be a number, got ${describe(permits)}`);
+  if (limit === undefined) {
+    throw new TypeError('permits needs limit: it takes several permits of a counting semaphore');
+  }
+  if (!Number.isInteger(permits) || permits < 1 || permits > (limit as number)) {
+    throw new RangeError(`permits must be a whole number from 1 to limit (${String(limit)}), got ${permits}`);
+  }
 }
 
 function assertHoldBounds(o: LockOptions): void {

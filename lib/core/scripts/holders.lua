@@ -26,11 +26,27 @@ local function foreign(hash, zset)
   return nil
 end
 
+-- Semaphore permits (`permits: n`): a holder of n > 1 permits has n:<owner> = n in the hash and
+-- adds n - 1 to the hash's `extra`, so permits in use = ZCARD + extra without a scan.
+local function permits_used(hash, zset)
+  return redis.call('ZCARD', zset) + (tonumber(redis.call('HGET', hash, 'extra') or '0') or 0)
+end
+
+-- Takes back the extra permits of `owner` (when it held more than one).
+local function drop_weight(hash, owner)
+  local n = tonumber(redis.call('HGET', hash, 'n:' .. owner) or '1') or 1
+  if n > 1 then
+    redis.call('HDEL', hash, 'n:' .. owner)
+    redis.call('HINCRBY', hash, 'extra', 1 - n)
+  end
+end
+
 -- Drops every holder whose lease ran out by the server clock; returns how many went.
 local function prune(hash, zset, now)
   local expired = redis.call('ZRANGEBYSCORE', zset, '-inf', fmt(now))
   for _, owner in ipairs(expired) do
     redis.call('HDEL', hash, 'o:' .. owner)
+    drop_weight(hash, owner)
     if redis.call('HGET', hash, 'writer') == owner then redis.call('HDEL', hash, 'writer') end
   end
   if #expired > 0 then redis.call('ZREMRANGEBYSCORE', zset, '-inf', fmt(now)) end

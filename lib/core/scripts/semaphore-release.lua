@@ -1,4 +1,4 @@
--- Counting semaphore: release one hold; the owner's last hold returns its permit and wakes waiters.
+-- Counting semaphore: release one hold; the owner's last hold returns its permit(s) and wakes waiters.
 -- KEYS[1] lock hash   KEYS[2] permits zset
 -- ARGV[1] owner id    ARGV[2] hold id   ARGV[3] wake-up channel   ARGV[4] 'PUBLISH' or 'SPUBLISH'
 -- Returns 1 permit returned, 2 this hold released but nested holds remain, 0 not held (lease ran
@@ -15,6 +15,7 @@ local rest = false
 if list then rest = holds_remove(list, hold) end
 if rest == '' then
   redis.call('HDEL', hash, 'o:' .. owner)
+  drop_weight(hash, owner)
   redis.call('ZREM', zset, owner)
   wake = true
   result = 1

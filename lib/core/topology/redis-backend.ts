@@ -15,6 +15,8 @@ import { closeConnection, duplicateForSubscriber, ResolvedConnection } from '../
 import { RedisGateway } from '../redis/redis-gateway';
 import { isCluster } from '../redis/redis-client';
 import { withReplicaAcks } from './replica-acks';
+import { RedisMultiLocker } from '../multi/redis-multi-locker';
+import type { MultiKeyLocker } from '../multi/multi-key-locker';
 import { WakeupHub } from '../waiting/wakeup-hub';
 
 /** Locks on one Redis deployment: a standalone server, a Sentinel-managed master, or a Cluster. */
@@ -22,6 +24,7 @@ export class RedisBackend implements LockBackend {
   readonly gateway: RedisGateway;
   readonly hub: WakeupHub;
   readonly kinds: KindRegistry;
+  readonly multiKeys?: MultiKeyLocker;
 
   constructor(
     private readonly connection: ResolvedConnection,
@@ -37,6 +40,8 @@ export class RedisBackend implements LockBackend {
       options.commandTimeoutMs,
     );
     const fence = options.fenceTtlMs;
+    // With `replicas`, multi-key locks go key by key through the kinds, which WAIT after each grant.
+    if (!options.replicas) this.multiKeys = new RedisMultiLocker(this.gateway, fence);
     this.kinds = new KindRegistry(
       withReplicaAcks(
         {
@@ -44,7 +49,7 @@ export class RedisBackend implements LockBackend {
           token: new TokenLock(this.gateway, fence),
           readWrite: new ReadWriteLock(this.gateway, fence, waiterTtlMs(options.backoff.maxMs)),
           fair: new FairLock(this.gateway, fence, waiterTtlMs(options.backoff.maxMs)),
-          semaphore: new Semaphore(this.gateway, fence),
+          semaphore: new Semaphore(this.gateway, fence, waiterTtlMs(options.backoff.maxMs)),
         },
         this.gateway,
         options.replicas,

@@ -1,6 +1,12 @@
 import { Inject, Optional } from '@nestjs/common';
 import type { Observable } from 'rxjs';
-import { assertKnownNames, LOCK_OPTION_NAMES, LockError, prepareLockOptions } from '../../core';
+import {
+  assertKnownNames,
+  assertMultiKeyOptions,
+  LOCK_OPTION_NAMES,
+  LockError,
+  prepareLockOptions,
+} from '../../core';
 import { DISTRIBUTED_LOCK_METADATA } from '../distributed-lock.constants';
 import { methodName, NOT_INITIALISED_MESSAGE, notAMethodMessage } from '../distributed-lock.messages';
 import { DistributedLockService } from '../distributed-lock.service';
@@ -85,5 +91,12 @@ function compileCall(options: unknown, where: string, declaredParams: number | u
   }
   const prepared = prepareLockOptions(lockOptions, what);
   const buildKey: LockKeyBuilder = compileLockKey(key, where, declaredParams);
+  if (Array.isArray(key)) {
+    try {
+      assertMultiKeyOptions(prepared);
+    } catch (error) {
+      throw new TypeError(`@DistributedLock() on ${where}: ${(error as Error).message}`);
+    }
+  }
   return { where, buildKey, skipWhenBusy: onBusy === 'skip', options: prepared };
 }

@@ -1,5 +1,11 @@
 import { isObservable, lastValueFrom, Observable } from 'rxjs';
-import { LockNotAcquiredError, prepareLockOptions, type LockHandle, type LockOptions } from '../../core';
+import {
+  LockNotAcquiredError,
+  prepareLockOptions,
+  type LockHandle,
+  type LockOptions,
+  type MultiLockHandle,
+} from '../../core';
 import type { LockKeyBuilder } from '../lock-key-template';
 import type { RegisteredLockService } from '../lock-service-registry';
 import { defaultScheduledHoldMs } from './scheduled-hold';
@@ -59,7 +65,7 @@ function lockedObservable(
 ): Observable<unknown> {
   return new Observable<unknown>((subscriber) => {
     const unsubscribed = new AbortController();
-    let handle: LockHandle | null | undefined;
+    let handle: LockHandle | MultiLockHandle | null | undefined;
     let released: Promise<unknown> | undefined;
     const release = () => (released ??= handle ? handle.release() : Promise.resolve());
     let inner: { unsubscribe(): void } | undefined;
@@ -102,9 +108,9 @@ function lockedObservable(
 function take(
   service: RegisteredLockService,
   call: LockedCall,
-  key: string,
+  key: string | readonly string[],
   options: LockOptions,
-): Promise<LockHandle | null> {
+): Promise<LockHandle | MultiLockHandle | null> {
   if (!call.skipWhenBusy) return service.acquire(key, options);
   return service.tryAcquire(key, options).catch((error: unknown) => {
     if (error instanceof LockNotAcquiredError) return null;

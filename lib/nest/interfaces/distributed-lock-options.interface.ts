@@ -1,15 +1,19 @@
 import type { LockOptions } from '../../core';
 
-/** Builds the lock key from the decorated method's arguments (called with the method's `this`). */
-export type LockKeyFunction<Args extends unknown[] = any[]> = (...args: Args) => string;
+/**
+ * Builds the lock key from the decorated method's arguments (called with the method's `this`); an
+ * array of keys takes them all at once (a multi-key lock: all or none, deadlock-free).
+ */
+export type LockKeyFunction<Args extends unknown[] = any[]> = (...args: Args) => string | readonly string[];
 
 /** Options of the @DistributedLock() method decorator. */
 export interface DistributedLockOptions<Args extends unknown[] = any[]> extends LockOptions {
   /**
    * The lock key: a template such as `'seckill:{0}'` or `'order:{1.id}'` (argument index, then an
-   * optional property path), or a function of the method's arguments.
+   * optional property path), an array of templates (`['acct:{0}', 'acct:{1}']`: every key at once,
+   * all or none, deadlock-free), or a function of the method's arguments returning a key or keys.
    */
-  key: string | LockKeyFunction<Args>;
+  key: string | readonly string[] | LockKeyFunction<Args>;
   /**
    * What to do when the lock stays busy: `'throw'` (default) rejects with LockNotAcquiredError after
    * `waitMs`; `'skip'` makes one attempt (or waits `waitMs` if given) and resolves `undefined`

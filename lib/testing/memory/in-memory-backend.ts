@@ -36,7 +36,7 @@ export class InMemoryLockBackend implements LockBackend {
         token: new MemoryTokenLock(this.commands),
         readWrite: new MemoryReadWriteLock(this.commands, waiterTtl),
         fair: new MemoryFairLock(this.commands, waiterTtl),
-        semaphore: new MemorySemaphore(this.commands),
+        semaphore: new MemorySemaphore(this.commands, waiterTtl),
       },
       'the in-memory lock backend',
     );

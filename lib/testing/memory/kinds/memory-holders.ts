@@ -18,10 +18,32 @@ export class MemoryHolders {
     const expired = this.store.zrange(this.zset).filter(([, deadline]) => deadline <= now);
     for (const [owner] of expired) {
       this.store.hdel(this.hash, `o:${owner}`);
+      this.dropWeight(owner);
       if (this.field('writer') === owner) this.store.hdel(this.hash, 'writer');
     }
     this.store.zrem(this.zset, ...expired.map(([owner]) => owner));
     return expired.length;
+  }
+
+  /** Semaphore permits in use: one per holder plus `extra` (Σ permits − 1 of multi-permit holders). */
+  permitsUsed(): number {
+    return this.store.zrange(this.zset).length + (Number(this.field('extra') ?? '0') || 0);
+  }
+
+  /** Records that `owner` holds `permits` > 1 permits. */
+  addWeight(owner: string, permits: number): void {
+    if (permits <= 1) return;
+    const extra = (Number(this.field('extra') ?? '0') || 0) + permits - 1;
+    this.store.hset(this.hash, { [`n:${owner}`]: String(permits), extra: String(extra) });
+  }
+
+  /** Takes back the extra permits of `owner` (when it held more than one). */
+  dropWeight(owner: string): void {
+    const permits = Number(this.field(`n:${owner}`) ?? '1') || 1;
+    if (permits <= 1) return;
+    this.store.hdel(this.hash, `n:${owner}`);
+    const extra = (Number(this.field('extra') ?? '0') || 0) - (permits - 1);
+    this.store.hset(this.hash, { extra: String(extra) });
   }
 
   /** The latest lease deadline among holders (0 when there is none). */

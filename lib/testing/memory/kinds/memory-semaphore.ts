@@ -7,20 +7,43 @@ import type {
   RenewRequest,
   RenewResult,
 } from '../../../core/kinds/lock-kind';
+import { ATTEMPT_MARGIN_MS } from '../../../core/engine/acquisition';
 import { busy, granted, MemoryCommands, notHeld } from '../memory-commands';
 import { MemoryHolders, removeHold } from './memory-holders';
 
 /**
- * The counting semaphore in memory: sem-acquire.lua / sem-release.lua / holders-renew.lua. One
- * entry per permit holder with its own lease; a permit is reentrant for its owner; expired permits
- * come back on every access.
+ * The counting semaphore in memory: semaphore-acquire.lua / semaphore-release.lua / holders-renew.lua.
+ * One entry per holder with its own lease (a holder of several permits is weighted); a holder is
+ * reentrant for its owner; expired permits come back on every access; a refused waiter reserves.
  */
 export class MemorySemaphore implements LockKind {
   readonly tag = 'sem' as const;
   readonly exclusive = false;
   readonly reentrant = true;
 
-  constructor(private readonly commands: MemoryCommands) {}
+  constructor(
+    private readonly commands: MemoryCommands,
+    /** How long a permit reservation lives without a refresh (see waiterTtlMs). */
+    private readonly reservationTtlMs: number,
+  ) {}
+
+  /** A waiter that gave up drops its permit reservation (semaphore-acquire.lua describes it). */
+  async abandon(r: AttemptRequest): Promise<void> {
+    const { store } = this.commands;
+    await this.commands
+      .run(
+        () => {
+          const holders = this.holders(r);
+          if (holders.field('ww') !== r.owner) return;
+          store.hdel(holders.hash, 'ww', 'wwx', 'wwn');
+          holders.syncTtl(this.commands.nowMs());
+          store.publish(r.names.channel);
+        },
+        'sem-abandon',
+        r.key,
+      )
+      .catch(() => undefined); // the reservation expires by itself
+  }
 
   attempt(r: AttemptRequest): Promise<AttemptResult> {
     const { store } = this.commands;
@@ -36,9 +59,31 @@ export class MemorySemaphore implements LockKind {
           return granted(0, true);
         }
         if (r.reenter) return notHeld;
-        const permits = store.zrange(holders.zset);
-        if (permits.length >= (r.options.limit ?? 1)) return busy(permits[0]![1] - now);
+        const want = r.options.permits ?? 1;
+        let reserved = holders.field('ww');
+        if (reserved !== undefined && (Number(holders.field('wwx') ?? '0') || 0) <= now) {
+          store.hdel(holders.hash, 'ww', 'wwx', 'wwn');
+          reserved = undefined;
+        }
+        const reservedN = Number(holders.field('wwn') ?? '0') || 0;
+        let room = (r.options.limit ?? 1) - holders.permitsUsed();
+        if (reserved !== undefined && reserved !== r.owner) room -= reservedN;
+        if (want > room) {
+          const reserve = r.timeoutMs === undefined || r.timeoutMs - ATTEMPT_MARGIN_MS > 1;
+          if (reserve && (reserved === undefined || reserved === r.owner || want > reservedN)) {
+            store.hset(holders.hash, {
+              ww: r.owner,
+              wwn: String(want),
+              wwx: String(now + this.reservationTtlMs),
+            });
+          }
+          holders.syncTtl(now);
+          const first = store.zrange(holders.zset)[0];
+          return busy(first ? first[1] - now : -1);
+        }
+        if (reserved === r.owner) store.hdel(holders.hash, 'ww', 'wwx', 'wwn');
         store.hset(holders.hash, { [`o:${r.owner}`]: `p:${r.holdId}` });
+        holders.addWeight(r.owner, want);
         store.zadd(holders.zset, now + r.leaseMs, r.owner);
         const token = this.commands.nextFence(r.names.fence);
         holders.syncTtl(now);
@@ -61,6 +106,7 @@ export class MemorySemaphore implements LockKind {
         const removed = list === undefined ? undefined : removeHold(list, h.holdId);
         if (removed?.rest === '') {
           store.hdel(holders.hash, `o:${h.owner}`);
+          holders.dropWeight(h.owner);
           store.zrem(holders.zset, h.owner);
           wake = true;
           result = 'released';
