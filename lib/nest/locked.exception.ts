@@ -1,3 +1,4 @@
+import { STATUS_CODES } from 'node:http';
 import { HttpException } from '@nestjs/common';
 import { LOCKED_MESSAGE } from './distributed-lock.messages';
 import { DEFAULT_BUSY_STATUS } from './module-options';
@@ -22,7 +23,9 @@ export class LockedException extends HttpException {
   constructor(options: LockedExceptionOptions = {}) {
     const status = options.status ?? DEFAULT_BUSY_STATUS;
     // The lock key is not in the body: it may carry user data and is an internal name.
-    super({ statusCode: status, message: options.message ?? LOCKED_MESSAGE, error: 'Locked' }, status, {
+    // The body names the status it comes with: 'Locked' for 423, 'Conflict' for a busyStatus of 409, ...
+    const error = STATUS_CODES[status] ?? 'Locked';
+    super({ statusCode: status, message: options.message ?? LOCKED_MESSAGE, error }, status, {
       cause: options.cause,
     });
     this.name = new.target.name;

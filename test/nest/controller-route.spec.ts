@@ -133,6 +133,8 @@ describe('HTTP settings of the module', () => {
     try {
       const res = await request(custom.getHttpServer()).post('/seckill/4').expect(409);
       expect(res.headers['retry-after']).toBeUndefined();
+      // The body names the status it comes with.
+      expect(res.body).toMatchObject({ statusCode: 409, error: 'Conflict' });
     } finally {
       await held.release();
       await closeApps(custom);

@@ -1,0 +1,58 @@
+/*
+ * The rule of the layers, checked on the sources: core knows Redis and time and imports nothing from
+ * Nest; the Nest layer holds no Lua and reaches core only through its public barrel (lib/core/index.ts:
+ * the public types, the errors, the engine factory) — the engine itself only through the
+ * DistributedLockEngine token. Files stay small and one concept each.
+ */
+import * as fs from 'fs';
+import * as path from 'path';
+
+const LIB = path.resolve(__dirname, '..', '..', 'lib');
+
+function filesUnder(dir: string, ext: string): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) return filesUnder(full, ext);
+    return entry.name.endsWith(ext) ? [full] : [];
+  });
+}
+
+function importsOf(file: string): string[] {
+  const source = fs.readFileSync(file, 'utf8');
+  return [...source.matchAll(/(?:^|\n)\s*(?:import|export)[^'"]*?from\s+'([^']+)'/g)].map((m) => m[1]!);
+}
+
+const rel = (file: string) => path.relative(LIB, file);
+
+describe('the layers of lib/', () => {
+  it('core imports nothing from Nest, testing, observability or terminus', () => {
+    const offenders = filesUnder(path.join(LIB, 'core'), '.ts').flatMap((file) =>
+      importsOf(file)
+        .filter(
+          (spec) => spec.startsWith('@nestjs/') || /\/(nest|testing|observability|terminus)(\/|$)/.test(spec),
+        )
+        .map((spec) => `${rel(file)} → ${spec}`),
+    );
+    expect(offenders).toEqual([]);
+  });
+
+  it('the Nest layer holds no Lua and imports core only through its public barrel', () => {
+    const nest = path.join(LIB, 'nest');
+    expect(filesUnder(nest, '.lua')).toEqual([]);
+    const offenders = filesUnder(nest, '.ts').flatMap((file) =>
+      importsOf(file)
+        .filter((spec) => spec.startsWith('.'))
+        .map((spec) => path.resolve(path.dirname(file), spec))
+        .filter((target) => target.startsWith(path.join(LIB, 'core')) && target !== path.join(LIB, 'core'))
+        .map((target) => `${rel(file)} → ${rel(target)}`),
+    );
+    expect(offenders).toEqual([]);
+  });
+
+  it('no file under lib/ is over 200 lines', () => {
+    const long = filesUnder(LIB, '.ts')
+      .map((file) => ({ file: rel(file), lines: fs.readFileSync(file, 'utf8').split('\n').length }))
+      .filter((f) => f.lines > 200);
+    expect(long).toEqual([]);
+  });
+});
