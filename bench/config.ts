@@ -1,4 +1,4 @@
-/** How big each part of one run is. `full` ≈ 5–7 minutes on a 2-core machine, `quick` ≈ 1–2 minutes. */
+/** How big each part of one run is. `full` ≈ 6–8 minutes on a 2-core machine, `quick` ≈ 1.5–2.5 minutes. */
 export interface BenchProfile {
   name: 'full' | 'quick';
   /** Wait budget of every acquisition, all libraries (our engine's default `waitMs`). */
@@ -12,7 +12,15 @@ export interface BenchProfile {
     target: number;
   };
   scale: { heldSteps: number[]; watchdogLeaseMs: number; waiters: number; waiterKeys: number };
-  http: { connections: number; requests: number };
+  http: {
+    connections: number;
+    requests: number;
+    /**
+     * Initial stock of each HTTP run, as a fraction of `requests`: 1 = every request buys one unit
+     * (the stock never runs out for anyone), below 1 = it sells out part-way and the rest get 409.
+     */
+    stockShares: number[];
+  };
 }
 
 /** The default profile. */
@@ -22,7 +30,7 @@ export const FULL: BenchProfile = {
   uncontended: { trials: 3, durationMs: 1_500, maxOps: 15_000, callers: [1, 64] },
   contention: { processes: 4, callersPerProcess: 8, csMs: [0, 2], durationMs: 8_000, target: 6_000 },
   scale: { heldSteps: [1, 1_000, 10_000, 100_000], watchdogLeaseMs: 3_000, waiters: 10_000, waiterKeys: 100 },
-  http: { connections: 200, requests: 2_000 },
+  http: { connections: 200, requests: 2_000, stockShares: [1, 0.5] },
 };
 
 /** `--quick`: a smoke run of every part with small numbers. */
@@ -32,5 +40,5 @@ export const QUICK: BenchProfile = {
   uncontended: { trials: 2, durationMs: 200, maxOps: 2_000, callers: [1, 64] },
   contention: { processes: 4, callersPerProcess: 8, csMs: [0, 2], durationMs: 1_200, target: 300 },
   scale: { heldSteps: [1, 1_000, 10_000], watchdogLeaseMs: 1_500, waiters: 1_000, waiterKeys: 100 },
-  http: { connections: 50, requests: 200 },
+  http: { connections: 50, requests: 200, stockShares: [1, 0.5] },
 };

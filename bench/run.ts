@@ -2,7 +2,8 @@
  * `npm run bench` — every library side by side on ONE Redis in ONE run (see docs/BENCHMARKS.md).
  *   --quick              ~1-minute smoke run (writes bench/results/quick.json unless --out is given)
  *   --only=a,b           only these libraries (ids in bench/adapters/index.ts)
- *   --fair               also run this library with `fair: true`
+ *   --fair               also run this library with `fair: true` (already part of a run without --only:
+ *                        one of the targets is about it)
  *   --parts=locks,scale,http   which parts to run (default all)
  *   --out=FILE           JSON results (default bench/results/latest.json)
  *   --chart=FILE         contention chart SVG (default next to the JSON)
@@ -47,7 +48,7 @@ async function main(): Promise<void> {
     if (!isLibraryId(id))
       throw new Error(`--only: unknown library "${id}" (known: ${LIBRARY_IDS.join(', ')})`);
   const ids: LibraryId[] = only ? (only as LibraryId[]) : [...LIBRARY_IDS];
-  if (flag('fair') !== undefined && !ids.includes(FAIR)) ids.splice(1, 0, FAIR);
+  if ((flag('fair') !== undefined || !only) && !ids.includes(FAIR)) ids.splice(1, 0, FAIR);
   const parts = new Set((flag('parts') ?? 'locks,scale,http').split(','));
   const out = resolve(flag('out') || `bench/results/${profile.name === 'quick' ? 'quick' : 'latest'}.json`);
   const chart = resolve(flag('chart') || out.replace(/\.json$/, '.svg'));

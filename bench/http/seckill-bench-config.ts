@@ -1,8 +1,12 @@
 import type { SampleConfig } from '../../sample-app/sample-config';
 
-/** The three apps driven side by side: the sample app itself, and the same route on two peers. */
+/**
+ * The apps driven side by side: the sample app itself, the ceiling (the same route and service in
+ * one process behind an in-process mutex, no Redis lock), and the same route on two peers.
+ */
 export const HTTP_APPS = [
   'nestjs-distributed-lock',
+  'in-process mutex (ceiling)',
   '@anchan828/nest-redlock',
   'nestjs-redlock-universal',
 ] as const;
@@ -10,11 +14,15 @@ export const HTTP_APPS = [
 /** One of HTTP_APPS. */
 export type HttpAppId = (typeof HTTP_APPS)[number];
 
+/** Our app (the sample app) and the ceiling it is measured against. */
+export const HTTP_OURS: HttpAppId = 'nestjs-distributed-lock';
+export const HTTP_CEILING: HttpAppId = 'in-process mutex (ceiling)';
+
 /** The item every request buys (one key: all requests contend). */
 export const ITEM_ID = 'item1';
 
 /**
- * Settings shared by the three apps: the sample app's own defaults (1 ms pause inside the
+ * Settings shared by every app: the sample app's own defaults (1 ms pause inside the
  * critical section, 60 s lock wait) so the peers get the same wait budget as our module.
  */
 export function benchSampleConfig(redisUrl: string, port: number): SampleConfig {

@@ -9,7 +9,7 @@ import { benchSampleConfig, HTTP_APPS, type HttpAppId } from './seckill-bench-co
 /*
  * One seckill app in its own process (env BENCH_HTTP_APP, BENCH_REDIS_URL, BENCH_PORT): our
  * library is the sample app itself; the peers are the same route and service with their
- * decorator. Prints {"type":"listening"}; closes the app on an "exit" line or SIGTERM.
+ * decorator; the ceiling is the same route and service behind an in-process mutex. Prints {"type":"listening"}; closes the app on an "exit" line or SIGTERM.
  */
 
 async function start(id: HttpAppId, redisUrl: string, port: number): Promise<INestApplication> {
@@ -17,9 +17,11 @@ async function start(id: HttpAppId, redisUrl: string, port: number): Promise<INe
   if (id === 'nestjs-distributed-lock')
     return startSampleApp(config, { host: '127.0.0.1', logger: ['error'] });
   const module =
-    id === '@anchan828/nest-redlock'
-      ? (await import('./anchan828-seckill.module')).Anchan828SeckillModule.forRoot(config)
-      : (await import('./redlock-universal-seckill.module')).RedlockUniversalSeckillModule.forRoot(config);
+    id === 'in-process mutex (ceiling)'
+      ? (await import('./in-process-mutex-seckill.module')).InProcessMutexSeckillModule.forRoot(config)
+      : id === '@anchan828/nest-redlock'
+        ? (await import('./anchan828-seckill.module')).Anchan828SeckillModule.forRoot(config)
+        : (await import('./redlock-universal-seckill.module')).RedlockUniversalSeckillModule.forRoot(config);
   const app = await NestFactory.create(module, { logger: ['error'], forceCloseConnections: true });
   await listenTuned(app, port, '127.0.0.1');
   return app;

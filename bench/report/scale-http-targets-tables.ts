@@ -1,4 +1,5 @@
 import { table } from './markdown-table';
+import { stockLabel } from './targets';
 import type { BenchResults } from './results';
 
 /** The scale, HTTP and PASS/MISS sections of a run, as Markdown lines. */
@@ -78,20 +79,40 @@ export function renderScaleHttpAndTargets(r: BenchResults): string[] {
     );
     out.push(
       table(
-        ['app', 'req/s', 'p50 ms', 'p99 ms', 'max ms', '2xx', 'non2xx', 'errors', 'sold', 'oversold'],
+        [
+          'app',
+          'stock',
+          'req/s',
+          'p50 ms',
+          'p99 ms',
+          'max ms',
+          '2xx',
+          '409',
+          'other non2xx',
+          'errors',
+          'sold',
+          'oversold',
+        ],
         r.http.map((h) => [
           h.app,
+          `${h.stock ?? h.requests} (${stockLabel(h)})`,
           h.rps,
           h.p50Ms,
           h.p99Ms,
           h.maxMs,
           h.ok,
-          h.non2xx,
+          h.soldOut ?? '–',
+          h.non2xx - (h.soldOut ?? 0),
           h.errors,
           h.sold,
           h.note ? `– (${h.note})` : h.oversold,
         ]),
       ),
+    );
+    out.push(
+      '\nin-process mutex (ceiling): the same route and SeckillService in one process behind a promise-chain ' +
+        'mutex per item, no Redis lock: what a lock on one key can approach at best. 409: sold out (expected once ' +
+        'the stock is gone).',
     );
   }
   if (r.targets.length) {
@@ -105,7 +126,8 @@ export function renderScaleHttpAndTargets(r: BenchResults): string[] {
   }
   if (r.targets.length)
     out.push(
-      '\nBest peer: the best of the peers (not the raw baseline) with 0 failed acquisitions and 0 lost updates.',
+      '\nBest peer: the best of the peers (not the raw baseline) with 0 failed acquisitions and 0 lost updates. ' +
+        'ratio: ours / reference (the bound itself for the fairness rows).',
     );
   if (r.skipped.length)
     out.push(`\nNot measured: ${r.skipped.map((s) => `${s.id} (${s.reason})`).join('; ')}`);

@@ -1,4 +1,6 @@
 import type { BenchResults } from './results';
+import { shareDeviation } from '../scenarios/figures';
+import { round } from '../stats';
 import { table } from './markdown-table';
 import { renderScaleHttpAndTargets } from './scale-http-targets-tables';
 
@@ -47,6 +49,10 @@ export function renderTables(r: BenchResults): string {
             'lost',
             'failed',
             'acq per process',
+            'share dev %',
+            'longest run',
+            'mean run',
+            'hand-offs/acq',
           ],
           [
             ...libs.map((l) => {
@@ -64,6 +70,10 @@ export function renderTables(r: BenchResults): string {
                 c.lostUpdates,
                 c.failed,
                 c.perProcess.join('/'),
+                round((c.shareDeviation ?? shareDeviation(c.perProcess)) * 100),
+                c.grantOrder ? `${c.grantOrder.longestRun}${c.grantOrder.exact ? '' : ' (approx.)'}` : '–',
+                c.grantOrder?.meanRun ?? '–',
+                c.handOffsPerAcq ?? '–',
               ];
             }),
             ...(r.floor ?? [])
@@ -80,6 +90,10 @@ export function renderTables(r: BenchResults): string {
                 '',
                 '',
                 '',
+                '',
+                '',
+                '',
+                '',
               ]),
           ],
         ),
@@ -88,7 +102,11 @@ export function renderTables(r: BenchResults): string {
     out.push(
       '\ncmds/acq: INFO commandstats delta / acquisitions, commands run inside Lua scripts included, the critical ' +
         "section's own GET + SET (2/acq) included. round trips/acq: commands the lock clients sent, counter GET/SET excluded. " +
-        'Wait percentiles include failed acquisitions. The last row runs the same critical sections one at a time with no ' +
+        "Wait percentiles include failed acquisitions. share dev: largest deviation of a process' share of the " +
+        'acquisitions from an equal share. longest / mean run: consecutive grants to one process, read from the counter ' +
+        'values each critical section wrote (no extra command), over the grants during which every process was acquiring. ' +
+        "hand-offs/acq: grants passed on inside a process without Redis (this library's cohorts, from its `acquired` " +
+        'events). The last row runs the same critical sections one at a time with no ' +
         "Redis lock at all: the part of every library's Redis CPU that no lock can remove.",
     );
   }

@@ -39,6 +39,15 @@ export interface ContentionFigures {
   perProcess: number[];
   /** Wait p99 per worker process. */
   perProcessP99: number[];
+  /**
+   * Largest deviation of a process' share of the acquisitions from an equal share, as a fraction
+   * (0.1 = one process got 10 % more or less than 1/processes of them). Absent in older runs.
+   */
+  shareDeviation?: number;
+  /** Grant order across processes (from the counter values written); absent in older runs. */
+  grantOrder?: GrantOrder;
+  /** Local hand-offs (cohorts: `acquired` with `handedOver`) per acquisition; libraries that report them. */
+  handOffsPerAcq?: number;
   /** Commands by name per acquisition (profile). */
   commandMix: Record<string, number>;
   metrics?: Record<string, number>;
@@ -84,11 +93,94 @@ export function contentionFigures(
     cpuUsPerAcq: perAcq(delta.cpuMicros),
     perProcess: results.map((r) => r.acquisitions),
     perProcessP99: results.map((r) => round(summarize([...r.waits, ...r.failedWaits]).p99)),
+    shareDeviation: shareDeviation(results.map((r) => r.acquisitions)),
+    grantOrder: grantOrder(results.map((r) => r.grants ?? [])),
+    handOffsPerAcq: metrics?.handedOver !== undefined ? perAcq(metrics.handedOver) : undefined,
     commandMix,
     metrics,
     firstError: results.find((r) => r.firstError)?.firstError,
     elapsedMs,
   };
+}
+
+/** The order of grants across processes, read from the counter values each process wrote. */
+export interface GrantOrder {
+  /** Longest run of consecutive grants to one process, within `window`. */
+  longestRun: number;
+  /** Mean run length within `window` (1 = strict alternation between processes). */
+  meanRun: number;
+  /**
+   * Counter values [from, to] over which runs are counted: from the first value by which every
+   * process had a grant to the last value before one of them stopped (the start and the end of a
+   * run, where some process is not asking yet or any more, are left out). The whole run when a
+   * process got no grant at all.
+   */
+  window: [number, number];
+  /** False when two grants wrote the same value (lost updates): the order is then approximate. */
+  exact: boolean;
+}
+
+/** Max |share − 1/n| / (1/n) over the processes (0: perfectly equal shares). */
+export function shareDeviation(perProcess: number[]): number {
+  const total = perProcess.reduce((s, n) => s + n, 0);
+  if (!total || !perProcess.length) return NaN;
+  const equal = total / perProcess.length;
+  return round(Math.max(...perProcess.map((n) => Math.abs(n - equal) / equal)));
+}
+
+/**
+ * Runs of consecutive grants by one process. `grantsByProcess[i]` are the counter values process
+ * i wrote; under mutual exclusion the values 1…N are each written once, in grant order.
+ */
+export function grantOrder(grantsByProcess: number[][]): GrantOrder | undefined {
+  const max = Math.max(0, ...grantsByProcess.map((g) => extreme(g, 'max')));
+  if (max === 0) return undefined;
+  const owner = new Int16Array(max + 1).fill(-1);
+  let exact = true;
+  grantsByProcess.forEach((values, p) => {
+    for (const v of values) {
+      if (owner[v] !== -1) exact = false;
+      owner[v] = p;
+    }
+  });
+  let from = 1;
+  let to = max;
+  if (grantsByProcess.every((g) => g.length)) {
+    const first = Math.max(...grantsByProcess.map((g) => extreme(g, 'min')));
+    const last = Math.min(...grantsByProcess.map((g) => extreme(g, 'max')));
+    if (first <= last) [from, to] = [first, last];
+  }
+  let longestRun = 0;
+  let runs = 0;
+  let granted = 0;
+  let run = 0;
+  let previous = -1;
+  for (let v = from; v <= to; v++) {
+    const p = owner[v]!;
+    if (p === -1) {
+      // A value nobody wrote (a lost update): the order across it is unknown, start afresh.
+      previous = -1;
+      run = 0;
+      continue;
+    }
+    granted++;
+    if (p === previous) run++;
+    else {
+      run = 1;
+      runs++;
+      previous = p;
+    }
+    longestRun = Math.max(longestRun, run);
+  }
+  return { longestRun, meanRun: round(granted / Math.max(1, runs)), window: [from, to], exact };
+}
+
+/** Smallest or largest value of a possibly long list (no spread into arguments); 0 when empty. */
+function extreme(values: number[], which: 'min' | 'max'): number {
+  if (!values.length) return 0;
+  let out = values[0]!;
+  for (const v of values) if (which === 'min' ? v < out : v > out) out = v;
+  return out;
 }
 
 function sumMetrics(list: Record<string, number>[]): Record<string, number> {

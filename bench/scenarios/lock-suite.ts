@@ -158,7 +158,9 @@ export async function runContentionSuite(
       contention.push(fig);
       log(
         `  ${name}: contention cs=${csMs}ms: ${fig.acquisitions} acq, ${fig.acqPerSec}/s, wait p99 ${fig.wait.p99} ms, ` +
-          `${fig.cmdsPerAcq} cmds/acq, ${fig.cpuUsPerAcq} µs CPU/acq, lost ${fig.lostUpdates}, failed ${fig.failed}`,
+          `${fig.cmdsPerAcq} cmds/acq, ${fig.cpuUsPerAcq} µs CPU/acq, lost ${fig.lostUpdates}, failed ${fig.failed}, ` +
+          `per process ${fig.perProcess.join('/')}, longest run ${fig.grantOrder?.longestRun ?? '–'}` +
+          (fig.handOffsPerAcq !== undefined ? `, hand-offs/acq ${fig.handOffsPerAcq}` : ''),
       );
     }
     return { name, contention };

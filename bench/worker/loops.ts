@@ -43,7 +43,8 @@ export async function runUncontended(
  * `callers` loops on ONE key: acquire, then the non-atomic read-modify-write of a Redis counter
  * (GET, `csMs` of work, SET), then release. A lock that lets two holders overlap loses updates.
  * Stops at the deadline, or once the counter written reaches `target` (the counter is the lock's
- * own protected state, so no extra commands are needed to coordinate the stop).
+ * own protected state, so no extra commands are needed to coordinate the stop). The values written
+ * are kept (`grants`): they give the order of grants across processes without any extra command.
  */
 export async function runContention(
   lock: BenchLock,
@@ -52,6 +53,7 @@ export async function runContention(
 ): Promise<ContentionResult> {
   const waits: number[] = [];
   const failedWaits: number[] = [];
+  const grants: number[] = [];
   let acquisitions = 0;
   let releaseErrors = 0;
   let firstError: string | undefined;
@@ -76,6 +78,7 @@ export async function runContention(
       if (task.csMs > 0) await sleep(task.csMs);
       await counter.set(task.counterKey, value + 1);
       acquisitions++;
+      grants.push(value + 1);
       try {
         await release();
       } catch {
@@ -93,6 +96,7 @@ export async function runContention(
     failedWaits,
     finishedMs: Date.now() - task.startAt,
     clientCommands: commandsSent() - commandsBefore,
+    grants,
     metrics: metricsBefore && diffMetrics(metricsBefore, lock.metrics!()),
     firstError,
   };

@@ -49,6 +49,12 @@ export interface ContentionResult {
   /** Last caller finished, ms after startAt. */
   finishedMs: number;
   clientCommands: number;
+  /**
+   * The counter value each of this process' critical sections wrote, in order. Under a lock that
+   * holds, these are the grants' positions in one global order (1, 2, 3… across all processes):
+   * the order of grants across processes, read from the protected state itself, no extra command.
+   */
+  grants: number[];
   metrics?: Record<string, number>;
   firstError?: string;
 }

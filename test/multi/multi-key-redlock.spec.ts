@@ -8,7 +8,8 @@ import { startRedisGroup, type RedisGroup } from '../support/redis-topologies';
 let group: RedisGroup;
 let engines: LockEngine[] = [];
 const engine = (): LockEngine => {
-  const e = createLockEngine({ redlock: { nodes: group.urls }, keyPrefix: 'mrl:' });
+  // A generous node timeout: on a loaded machine a node may take longer than the default 500 ms.
+  const e = createLockEngine({ redlock: { nodes: group.urls, nodeTimeoutMs: 3_000 }, keyPrefix: 'mrl:' });
   engines.push(e);
   return e;
 };

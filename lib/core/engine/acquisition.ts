@@ -208,6 +208,8 @@ export class Acquisition {
         (w) => w.leave(),
         () => undefined,
       );
+    // Directed wake-ups (the fair lock) name the waiter by its owner id.
+    else if (this.req.kind.directedWakeupSleepMs !== undefined) this.wake.owner = this.owner;
     return this.wake !== undefined;
   }
 
@@ -234,7 +236,8 @@ export class Acquisition {
     if (this.remaining() <= 0) return 'timeout';
     if (!this.wake && !(await this.join())) return 'timeout';
     const holderLeft = this.retryAfterMs >= 0 ? this.retryAfterMs + 1 : Infinity;
-    const step = this.cohortKind ? this.ctx.backoff.maxMs : this.backoffMs;
+    const directed = this.req.kind.directedWakeupSleepMs;
+    const step = directed ?? (this.cohortKind ? this.ctx.backoff.maxMs : this.backoffMs);
     const ms = Math.max(1, Math.min(step, holderLeft, this.remaining()));
     await this.wake!.wait(ms, this.waitSignal());
     this.backoffMs = Math.min(this.backoffMs * 2, this.ctx.backoff.maxMs);

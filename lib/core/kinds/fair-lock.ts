@@ -57,12 +57,16 @@ export class FairLock implements LockKind {
   readonly tag = 'fair' as const;
   readonly exclusive = false;
   readonly reentrant = true;
+  /** Releases wake only the queue's head; the others refresh their place twice per waiter ttl. */
+  readonly directedWakeupSleepMs: number;
 
   constructor(
     private readonly gateway: RedisGateway,
     private readonly fenceTtlMs: number,
     private readonly waiterTtlMs: number,
-  ) {}
+  ) {
+    this.directedWakeupSleepMs = Math.max(1, Math.floor(waiterTtlMs / 2));
+  }
 
   async attempt(r: AttemptRequest): Promise<AttemptResult> {
     const keys = [r.names.lock, r.names.aux, fairDeadlinesKey(r.names), r.names.fence];

@@ -62,6 +62,11 @@ export interface LockKind {
   readonly reentrant: boolean;
   /** True when grants can reserve fencing tokens, so a release may hand the lock to a local waiter. */
   readonly cohorts?: boolean;
+  /**
+   * Kinds whose releases wake one waiter by owner id (`@<owner>`: the fair lock's queue head): other
+   * waiters sleep up to this long between attempts (which keep their place), not the backoff cap.
+   */
+  readonly directedWakeupSleepMs?: number;
   attempt(request: AttemptRequest): Promise<AttemptResult>;
   release(hold: HoldRef): Promise<ReleaseResult>;
   /** Renews many leases in as few round trips as the topology allows. */

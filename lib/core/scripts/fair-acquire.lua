@@ -54,7 +54,7 @@ end
 if held then return {0, redis.call('PTTL', lock)} end
 if head ~= owner then
   -- A free lock whose head waiter just changed: let the new head try at once.
-  if dropped then redis.call(ARGV[8], ARGV[7], 'released') end
+  if dropped then redis.call(ARGV[8], ARGV[7], '@' .. head) end
   return {0, -1}
 end
 redis.call('ZREM', queue, owner)

@@ -1,9 +1,9 @@
 -- Reentrant mutex (and the fair lock's holder): release one hold; the last hold deletes the lock and
--- wakes the waiters: when one is recorded (mutex-acquire.lua's `waiters` zset), or always when ARGV[5]
--- is '1' (the fair lock, whose queue waits for the message). A cohort that ended at its bound
+-- wakes the waiters: when one is recorded (mutex-acquire.lua's `waiters` zset); for the fair lock
+-- (ARGV[5] = '1', KEYS[2] = its queue) only the queue's head, by a message '@' .. its owner id. A cohort that ended at its bound
 -- (ARGV[6] = its process) reserves the lock for the process that has waited longest, for ARGV[7] ms:
 -- the key stays as { x = '+' .. that process }, which every other owner finds busy.
--- KEYS[1] lock hash   KEYS[2] waiters zset (the fair lock: unused)
+-- KEYS[1] lock hash   KEYS[2] waiters zset (the fair lock: its queue)
 -- ARGV[1] owner id   ARGV[2] hold id   ARGV[3] wake-up channel   ARGV[4] 'PUBLISH' or 'SPUBLISH'
 -- ARGV[5] '1' = always publish   ARGV[6] releasing process at its cohort bound ('' = none)   ARGV[7] ms
 -- Returns 1 released (lock gone), 2 this hold removed but nested holds remain, 0 not held
@@ -23,5 +23,11 @@ if ARGV[6] ~= '' then
     redis.call('ZREM', KEYS[2], next)
   end
 end
-if #waiting > 0 or ARGV[5] == '1' then redis.call(ARGV[4], ARGV[3], 'released') end
+if ARGV[5] == '1' then
+  -- The fair lock: KEYS[2] is its queue; only its head may take the lock, so only the head is woken.
+  local head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
+  if head then redis.call(ARGV[4], ARGV[3], '@' .. head) end
+elseif #waiting > 0 then
+  redis.call(ARGV[4], ARGV[3], 'released')
+end
 return 1

@@ -46,6 +46,7 @@ class ReplicaAckedKind implements LockKind {
   readonly tag: LockKindTag;
   readonly exclusive: boolean;
   readonly reentrant: boolean;
+  readonly directedWakeupSleepMs?: number;
   readonly isExclusive?: (options: LockOptions) => boolean;
   readonly abandon?: (request: AttemptRequest) => Promise<void>;
 
@@ -57,6 +58,7 @@ class ReplicaAckedKind implements LockKind {
     this.tag = inner.tag;
     this.exclusive = inner.exclusive;
     this.reentrant = inner.reentrant;
+    this.directedWakeupSleepMs = inner.directedWakeupSleepMs;
     // Optional hooks are forwarded only when the wrapped kind has them (the engine tests presence).
     if (inner.isExclusive) this.isExclusive = (options) => inner.isExclusive!(options);
     if (inner.abandon) this.abandon = (request) => inner.abandon!(request);

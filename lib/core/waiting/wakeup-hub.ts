@@ -37,10 +37,18 @@ export class WakeupHub {
     return member;
   }
 
-  /** Wakes the local waiters of `channel` without a round trip (used after a local release). */
-  notify(channel: string): void {
+  /**
+   * Wakes the local waiters of `channel`. A message `@<owner>` (the fair lock's directed wake-up)
+   * wakes only the waiter with that owner id; any other message wakes every waiter.
+   */
+  notify(channel: string, message = ''): void {
     const state = this.channels.get(channel);
-    if (state) for (const member of state.members) member.wake();
+    if (!state) return;
+    const only = message.startsWith('@') ? message.slice(1) : undefined;
+    for (const member of state.members) {
+      // A waiter that did not give its owner id hears every message (the old, undirected way).
+      if (only === undefined || member.owner === undefined || member.owner === only) member.wake();
+    }
   }
 
   /** Number of channels with at least one local waiter (for metrics and leak tests). */
@@ -90,7 +98,7 @@ export class WakeupHub {
     if (!this.subscribers) {
       const created = this.createSubscriber();
       this.subscribers = Array.isArray(created) ? created : [created];
-      const onMessage = (channel: string) => this.notify(channel);
+      const onMessage = (channel: string, message: string) => this.notify(channel, message);
       for (const sub of this.subscribers) {
         sub.on('message', onMessage);
         sub.on('smessage', onMessage);
@@ -113,6 +121,9 @@ interface ChannelState {
 export class Wakeups {
   private pending = false;
   private resolveWait?: () => void;
+
+  /** The waiter's owner id, for directed wake-ups (`@<owner>`); set by kinds that use them. */
+  owner?: string;
 
   constructor(private readonly onLeave: () => void) {}
 
