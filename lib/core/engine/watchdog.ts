@@ -47,8 +47,8 @@ export class Watchdog {
     this.timer = undefined;
   }
 
-  /** One renewal round (exposed for tests and for extend-now). */
-  async tick(): Promise<void> {
+  /** One renewal round, run by the timer. */
+  private async tick(): Promise<void> {
     if (this.running) return; // a slow Redis must not stack rounds
     if (this.grants.size === 0) return this.stop();
     this.running = true;
