@@ -1,17 +1,10 @@
 // The lock engine's public surface: usable from plain Node, no Nest inside.
 export * from './errors';
 export * from './options/lock-options';
-export {
-  assertKnownNames,
-  assertLockKey,
-  describe,
-  INVALID_LOCK_KEY,
-  isLockKeyError,
-  lockKeyError,
-  prepareLockOptions,
-  resolveEngineOptions,
-  validateLockOptions,
-} from './options/validation';
+export { assertKnownNames, describe } from './options/validation';
+export { assertLockKey, INVALID_LOCK_KEY, isLockKeyError, lockKeyError } from './options/lock-key';
+export { prepareLockOptions, validateLockOptions } from './options/lock-options-validation';
+export { resolveEngineOptions } from './options/resolve-engine-options';
 export { resolveLockConfig, LOCK_CONFIG_OPTION_NAMES } from './options/resolve-lock-config';
 export type {
   CreateLockEngineOptions,
