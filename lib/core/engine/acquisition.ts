@@ -10,7 +10,8 @@ import { monotonicMs, randomId } from './ids';
 import type { LockKeyNames } from './key-space';
 import type { WakeupChannels } from './lock-backend';
 import type { LockEvents } from './lock-events';
-import { GrantHandle, LockGrant, LockHandle } from './lock-handle';
+import { LockGrant } from './lock-grant';
+import { GrantHandle, LockHandle } from './lock-handle';
 import { Cohort } from './cohort';
 
 /**

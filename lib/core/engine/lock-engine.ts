@@ -14,7 +14,8 @@ import { KeySpace } from './key-space';
 import type { LockBackend } from './lock-backend';
 import { currentInScope, heldInScope, runInLockScope } from './lock-context';
 import { LockEvents } from './lock-events';
-import { GrantHandle, LockGrant, LockHandle } from './lock-handle';
+import type { LockGrant } from './lock-grant';
+import { GrantHandle, LockHandle } from './lock-handle';
 import { MultiLocks, runInMultiLockScope } from '../multi/multi-locks';
 import { MultiGrantHandle, type MultiLockHandle } from '../multi/multi-lock-handle';
 
