@@ -13,11 +13,11 @@ export type {
 } from './options/resolve-lock-config';
 export type { LockHandle } from './engine/lock-handle';
 export { LockEngine } from './engine/lock-engine';
-export type { LockEngineReadiness, LockEngineStats } from './engine/lock-engine';
+export type { LockEngineReadiness, LockEngineStats } from './engine/engine-status';
 export type { LockBackend, WakeupChannels } from './engine/lock-backend';
 export type { ConnectionState, LockEventMap } from './engine/lock-events';
 export { LockEvents } from './engine/lock-events';
-export { ATTEMPT_MARGIN_MS } from './engine/acquisition';
+export { ATTEMPT_MARGIN_MS } from './engine/acquisition-context';
 export { createLockEngine, openLockEngine } from './topology/create-lock-engine';
 export type { RedisConnectionOption } from './redis/redis-connection';
 export type { RedlockOption } from './topology/redlock/redlock-options';

@@ -1,5 +1,5 @@
 import { LockError, LockLostError, LockNotAcquiredError, LockPartialReentryError } from '../errors';
-import type { AcquisitionContext } from '../engine/acquisition';
+import type { AcquisitionContext } from '../engine/acquisition-context';
 import { kindName } from '../engine/held-locks';
 import { monotonicMs, randomId } from '../engine/ids';
 import type { KeySpace } from '../engine/key-space';
