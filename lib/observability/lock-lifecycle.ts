@@ -60,57 +60,10 @@ export function observeLockLifecycle<S>(
   sink: LockLifecycleSink<S>,
 ): LockLifecycleObserver {
   const holds = new Map<string, TrackedHold<S>>();
-  const id = (key: string, fencingToken: number) => `${fencingToken}\u0000${key}`;
-
-  const onAcquired = (e: LockEventMap['acquired'][0]) => {
-    sink.wait({
-      key: e.key,
-      kind: e.kind,
-      outcome: 'acquired',
-      attempts: e.attempts,
-      waitedMs: e.waitedMs,
-      reentered: e.reentered,
-      fencingToken: e.fencingToken,
-    });
-    const grantId = id(e.key, e.fencingToken);
-    const tracked = holds.get(grantId);
-    if (tracked) tracked.depth++;
-    else if (!e.reentered) {
-      holds.set(grantId, { state: sink.holdStarted(e.key, e.kind, e.fencingToken), kind: e.kind, depth: 1 });
-    }
-  };
-  const onNotAcquired = (e: LockEventMap['notAcquired'][0]) => {
-    const outcome = e.reason === 'timeout' ? (e.tryOnly ? 'busy' : 'timeout') : e.reason;
-    sink.wait({
-      key: e.key,
-      kind: e.kind,
-      outcome,
-      attempts: e.attempts,
-      waitedMs: e.waitedMs,
-      reentered: false,
-    });
-  };
-  const onReleased = (e: LockEventMap['released'][0]) => {
-    const grantId = id(e.key, e.fencingToken);
-    const tracked = holds.get(grantId);
-    if (!tracked) return;
-    tracked.depth--;
-    if (tracked.depth > 0 && e.result !== 'released' && e.result !== 'not-held') return;
-    holds.delete(grantId);
-    sink.holdEnded(tracked.state, tracked.kind, { end: 'released', tracked: true, heldMs: e.heldMs });
-  };
-  const onLost = (e: LockEventMap['lost'][0]) => {
-    const grantId = id(e.key, e.fencingToken);
-    const tracked = holds.get(grantId);
-    holds.delete(grantId);
-    sink.holdEnded(tracked?.state, e.kind, {
-      end: 'lost',
-      tracked: tracked !== undefined,
-      heldMs: e.heldMs,
-      lostReason: e.reason,
-      error: e.error,
-    });
-  };
+  const onAcquired = acquiredHandler(holds, sink);
+  const onNotAcquired = notAcquiredHandler(sink);
+  const onReleased = releasedHandler(holds, sink);
+  const onLost = lostHandler(holds, sink);
   const onRenewed = (e: LockEventMap['renewed'][0]) => {
     if (e.failed > 0) sink.renewalFailed(e.failed);
   };
@@ -137,5 +90,75 @@ export function observeLockLifecycle<S>(
         sink.holdEnded(tracked.state, tracked.kind, { end: 'disposed', tracked: true });
       holds.clear();
     },
+  };
+}
+
+/** A grant's id: its key and fencing token (unique per key). */
+function grantIdOf(key: string, fencingToken: number): string {
+  return `${fencingToken}\u0000${key}`;
+}
+
+/** `acquired`: a wait that got the lock, and a new hold (or one more on a tracked grant). */
+function acquiredHandler<S>(holds: Map<string, TrackedHold<S>>, sink: LockLifecycleSink<S>) {
+  return (e: LockEventMap['acquired'][0]) => {
+    sink.wait({
+      key: e.key,
+      kind: e.kind,
+      outcome: 'acquired',
+      attempts: e.attempts,
+      waitedMs: e.waitedMs,
+      reentered: e.reentered,
+      fencingToken: e.fencingToken,
+    });
+    const grantId = grantIdOf(e.key, e.fencingToken);
+    const tracked = holds.get(grantId);
+    if (tracked) tracked.depth++;
+    else if (!e.reentered) {
+      holds.set(grantId, { state: sink.holdStarted(e.key, e.kind, e.fencingToken), kind: e.kind, depth: 1 });
+    }
+  };
+}
+
+/** `notAcquired`: a wait that did not get the lock. */
+function notAcquiredHandler<S>(sink: LockLifecycleSink<S>) {
+  return (e: LockEventMap['notAcquired'][0]) => {
+    const outcome = e.reason === 'timeout' ? (e.tryOnly ? 'busy' : 'timeout') : e.reason;
+    sink.wait({
+      key: e.key,
+      kind: e.kind,
+      outcome,
+      attempts: e.attempts,
+      waitedMs: e.waitedMs,
+      reentered: false,
+    });
+  };
+}
+
+/** `released`: one hold fewer; the grant ends at the release of its last hold. */
+function releasedHandler<S>(holds: Map<string, TrackedHold<S>>, sink: LockLifecycleSink<S>) {
+  return (e: LockEventMap['released'][0]) => {
+    const grantId = grantIdOf(e.key, e.fencingToken);
+    const tracked = holds.get(grantId);
+    if (!tracked) return;
+    tracked.depth--;
+    if (tracked.depth > 0 && e.result !== 'released' && e.result !== 'not-held') return;
+    holds.delete(grantId);
+    sink.holdEnded(tracked.state, tracked.kind, { end: 'released', tracked: true, heldMs: e.heldMs });
+  };
+}
+
+/** `lost`: the grant ends at its loss. */
+function lostHandler<S>(holds: Map<string, TrackedHold<S>>, sink: LockLifecycleSink<S>) {
+  return (e: LockEventMap['lost'][0]) => {
+    const grantId = grantIdOf(e.key, e.fencingToken);
+    const tracked = holds.get(grantId);
+    holds.delete(grantId);
+    sink.holdEnded(tracked?.state, e.kind, {
+      end: 'lost',
+      tracked: tracked !== undefined,
+      heldMs: e.heldMs,
+      lostReason: e.reason,
+      error: e.error,
+    });
   };
 }

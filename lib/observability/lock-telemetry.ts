@@ -1,15 +1,10 @@
 import type { LockEvents } from '../core/engine/lock-events';
-import { assertKeyAttribute, keyAttribute, LockKeyAttribute } from './key-label';
-import { LockHoldEnd, LockWait, observeLockLifecycle } from './lock-lifecycle';
-import {
-  INSTRUMENTATION_SCOPE,
-  LOCK_ATTRIBUTES as A,
-  LOCK_DURATION_BUCKETS,
-  OTEL_METRICS,
-  OTEL_SPANS,
-} from './lock-metric-names';
+import { assertKeyAttribute, LockKeyAttribute } from './key-label';
+import { observeLockLifecycle } from './lock-lifecycle';
+import { INSTRUMENTATION_SCOPE } from './lock-metric-names';
 import { loadOptionalPeer, OptionalPeerMissingError } from './optional-peer';
 import type { OtelApi, OtelAttributes, OtelMeterProvider, OtelSpan, OtelTracerProvider } from './otel-api';
+import { createOtelInstruments, otelLifecycleSink } from './otel-lifecycle-sink';
 
 /** Options of {@link instrumentLockEvents}; every one optional. */
 export interface LockTelemetryOptions {
@@ -71,100 +66,12 @@ export function instrumentLockEvents(
     options.metrics === false
       ? undefined
       : (options.meterProvider ?? api.metrics).getMeter(INSTRUMENTATION_SCOPE);
-  const seconds = { unit: 's', advice: { explicitBucketBoundaries: [...LOCK_DURATION_BUCKETS] } };
-  const waitDuration = meter?.createHistogram(OTEL_METRICS.waitDuration, {
-    ...seconds,
-    description: 'Time from a lock call to its outcome',
-  });
-  const holdDuration = meter?.createHistogram(OTEL_METRICS.holdDuration, {
-    ...seconds,
-    description: 'Time a lock was held, grant to release or loss',
-  });
-  const acquired = meter?.createCounter(OTEL_METRICS.acquired, {
-    description: 'Acquisitions that got the lock',
-  });
-  const busy = meter?.createCounter(OTEL_METRICS.busy, {
-    description: 'Acquisitions that gave up on a busy lock',
-  });
-  const lost = meter?.createCounter(OTEL_METRICS.lost, { description: 'Held locks found lost' });
-  const renewalFailures = meter?.createCounter(OTEL_METRICS.renewalFailures, {
-    description: 'Lease renewals that failed on a Redis error',
-  });
-  const held = meter?.createObservableGauge(OTEL_METRICS.held, { description: 'Locks held now' });
-
-  const metricAttrs = (key: string | undefined, kind: string, extra?: OtelAttributes): OtelAttributes => {
-    const attrs: OtelAttributes = { [A.kind]: kind, ...extra };
-    const label = key !== undefined ? options.metricKey?.(key) : undefined;
-    if (label !== undefined) attrs[A.key] = label;
-    return attrs;
-  };
-  const spanAttrs = (key: string, kind: string): OtelAttributes => {
-    const attrs: OtelAttributes = { [A.kind]: kind };
-    const pair = keyAttribute(keyMode, key);
-    if (pair) attrs[pair[0]] = pair[1];
-    return attrs;
-  };
-
-  const observer = observeLockLifecycle<OtelSpan | undefined>(events, {
-    wait(w: LockWait) {
-      const attrs = metricAttrs(w.key, w.kind, { [A.outcome]: w.outcome });
-      waitDuration?.record(w.waitedMs / 1000, attrs);
-      if (w.outcome === 'acquired') acquired?.add(1, metricAttrs(w.key, w.kind));
-      else if (w.outcome === 'busy' || w.outcome === 'timeout') busy?.add(1, metricAttrs(w.key, w.kind));
-      if (!tracer) return;
-      const now = Date.now();
-      const span = tracer.startSpan(
-        OTEL_SPANS.wait,
-        {
-          kind: api.SpanKind.INTERNAL,
-          startTime: now - w.waitedMs,
-          attributes: {
-            ...spanAttrs(w.key, w.kind),
-            [A.outcome]: w.outcome,
-            [A.attempts]: w.attempts,
-            [A.waitMs]: w.waitedMs,
-            [A.reentered]: w.reentered,
-            ...(w.fencingToken !== undefined && { [A.fencingToken]: w.fencingToken }),
-          },
-        },
-        api.context.active(),
-      );
-      // A caller that expected the lock and did not get it failed; tryAcquire's null is a normal answer.
-      if (w.outcome === 'timeout' || w.outcome === 'error') {
-        span.setStatus({ code: api.SpanStatusCode.ERROR, message: `lock not acquired: ${w.outcome}` });
-      }
-      span.end(now);
-    },
-    holdStarted(key, kind, fencingToken) {
-      return tracer?.startSpan(
-        OTEL_SPANS.hold,
-        {
-          kind: api.SpanKind.INTERNAL,
-          attributes: { ...spanAttrs(key, kind), [A.fencingToken]: fencingToken },
-        },
-        api.context.active(),
-      );
-    },
-    holdEnded(span, kind, end: LockHoldEnd) {
-      if (end.end === 'lost') lost?.add(1, metricAttrs(undefined, kind, { [A.lostReason]: end.lostReason }));
-      if (end.tracked && end.heldMs !== undefined)
-        holdDuration?.record(end.heldMs / 1000, metricAttrs(undefined, kind, { [A.end]: end.end }));
-      if (!span) return;
-      span.setAttribute(A.end, end.end);
-      if (end.heldMs !== undefined) span.setAttribute(A.heldMs, end.heldMs);
-      if (end.end === 'lost') {
-        span.addEvent(OTEL_SPANS.lostEvent, { [A.lostReason]: end.lostReason });
-        span.setStatus({
-          code: api.SpanStatusCode.ERROR,
-          message: end.error?.message ?? `lock lost: ${end.lostReason}`,
-        });
-      }
-      span.end();
-    },
-    renewalFailed(count) {
-      renewalFailures?.add(count);
-    },
-  });
+  const instruments = createOtelInstruments(meter);
+  const observer = observeLockLifecycle<OtelSpan | undefined>(
+    events,
+    otelLifecycleSink({ api, tracer, instruments, keyMode, metricKey: (key) => options.metricKey?.(key) }),
+  );
+  const held = instruments.held;
   const observeHeld = (result: { observe(value: number, attributes?: OtelAttributes): void }) =>
     result.observe(options.heldLocks ? options.heldLocks() : observer.held);
   held?.addCallback(observeHeld);

@@ -1,5 +1,5 @@
 import type { LockEvents } from '../core/engine/lock-events';
-import { observeLockLifecycle } from './lock-lifecycle';
+import { LockLifecycleSink, observeLockLifecycle } from './lock-lifecycle';
 import { LOCK_DURATION_BUCKETS, PROM_METRICS } from './lock-metric-names';
 import { LockEventSource, resolveLockSource } from './lock-source';
 import { loadOptionalPeer, OptionalPeerMissingError } from './optional-peer';
@@ -59,92 +59,24 @@ export function registerLockMetrics(
   const labels = (names: string[]) => (withKey ? [...names, 'key'] : names);
   const registers = [registry];
   const buckets = options.buckets ?? [...LOCK_DURATION_BUCKETS];
-  const P = PROM_METRICS;
   const created: string[] = [];
   const track = <T>(name: string, metric: T): T => (created.push(name), metric);
+  const setup: PromSetup = { client, registers, labels, buckets, track };
   try {
-    const wait = track(
-      P.waitSeconds,
-      new client.Histogram({
-        name: P.waitSeconds,
-        help: 'Time from a lock call to its outcome',
-        labelNames: labels(['kind', 'outcome']),
-        buckets,
-        registers,
-      }),
-    );
-    const hold = track(
-      P.holdSeconds,
-      new client.Histogram({
-        name: P.holdSeconds,
-        help: 'Time a lock was held, grant to release or loss',
-        labelNames: ['kind', 'end'],
-        buckets,
-        registers,
-      }),
-    );
-    const acquired = track(
-      P.acquired,
-      new client.Counter({
-        name: P.acquired,
-        help: 'Acquisitions that got the lock',
-        labelNames: labels(['kind']),
-        registers,
-      }),
-    );
-    const busy = track(
-      P.busy,
-      new client.Counter({
-        name: P.busy,
-        help: 'Acquisitions that gave up on a busy lock',
-        labelNames: labels(['kind']),
-        registers,
-      }),
-    );
-    const lost = track(
-      P.lost,
-      new client.Counter({
-        name: P.lost,
-        help: 'Held locks found lost',
-        labelNames: ['kind', 'reason'],
-        registers,
-      }),
-    );
-    const renewalFailures = track(
-      P.renewalFailures,
-      new client.Counter({
-        name: P.renewalFailures,
-        help: 'Lease renewals that failed on a Redis error',
-        registers,
-      }),
-    );
+    const metrics = { ...createHistograms(setup), ...createCounters(setup) };
     // prom-client calls collect() on each scrape: the gauge reads the live count then. The gauge and
     // the observer are created below, so collect() reaches them through this holder.
     const live: { observer?: { held: number }; gauge?: { set(value: number): void } } = {};
     const collect = () => live.gauge?.set(heldLocks ? heldLocks() : (live.observer?.held ?? 0));
     live.gauge = track(
-      P.held,
-      new client.Gauge({ name: P.held, help: 'Locks held now', registers, collect }),
+      PROM_METRICS.held,
+      new client.Gauge({ name: PROM_METRICS.held, help: 'Locks held now', registers, collect }),
     );
     const keyed = (key: string, base: Labels): Labels => {
       const label = options.metricKey?.(key);
       return label === undefined ? base : { ...base, key: label };
     };
-    const lifecycle = observeLockLifecycle<undefined>(events, {
-      wait(w) {
-        wait.observe(keyed(w.key, { kind: w.kind, outcome: w.outcome }), w.waitedMs / 1000);
-        if (w.outcome === 'acquired') acquired.inc(keyed(w.key, { kind: w.kind }));
-        else if (w.outcome === 'busy' || w.outcome === 'timeout') busy.inc(keyed(w.key, { kind: w.kind }));
-      },
-      holdStarted: () => undefined,
-      holdEnded(_state, kind, end) {
-        if (end.end === 'lost') lost.inc({ kind, reason: end.lostReason ?? 'unknown' });
-        if (end.tracked && end.heldMs !== undefined) hold.observe({ kind, end: end.end }, end.heldMs / 1000);
-      },
-      renewalFailed(count) {
-        renewalFailures.inc(count);
-      },
-    });
+    const lifecycle = observeLockLifecycle<undefined>(events, metricsSink(metrics, keyed));
     live.observer = lifecycle;
     return () => {
       lifecycle.dispose();
@@ -155,4 +87,112 @@ export function registerLockMetrics(
     for (const name of created) registry.removeSingleMetric(name);
     throw error;
   }
+}
+
+/** What the metric factories share. `track` records each created metric's name, for clean-up. */
+interface PromSetup {
+  client: PromClientLike;
+  registers: PromRegistryLike[];
+  labels: (names: string[]) => string[];
+  buckets: number[];
+  track: <T>(name: string, metric: T) => T;
+}
+type PromHistogram = InstanceType<PromClientLike['Histogram']>;
+type PromCounter = InstanceType<PromClientLike['Counter']>;
+interface LockPromMetrics {
+  wait: PromHistogram;
+  hold: PromHistogram;
+  acquired: PromCounter;
+  busy: PromCounter;
+  lost: PromCounter;
+  renewalFailures: PromCounter;
+}
+
+/** The wait and hold histograms. */
+function createHistograms({ client, registers, labels, buckets, track }: PromSetup) {
+  const P = PROM_METRICS;
+  const wait = track(
+    P.waitSeconds,
+    new client.Histogram({
+      name: P.waitSeconds,
+      help: 'Time from a lock call to its outcome',
+      labelNames: labels(['kind', 'outcome']),
+      buckets,
+      registers,
+    }),
+  );
+  const hold = track(
+    P.holdSeconds,
+    new client.Histogram({
+      name: P.holdSeconds,
+      help: 'Time a lock was held, grant to release or loss',
+      labelNames: ['kind', 'end'],
+      buckets,
+      registers,
+    }),
+  );
+  return { wait, hold };
+}
+
+/** The acquired, busy, lost and renewal-failure counters. */
+function createCounters({ client, registers, labels, track }: PromSetup) {
+  const P = PROM_METRICS;
+  const acquired = track(
+    P.acquired,
+    new client.Counter({
+      name: P.acquired,
+      help: 'Acquisitions that got the lock',
+      labelNames: labels(['kind']),
+      registers,
+    }),
+  );
+  const busy = track(
+    P.busy,
+    new client.Counter({
+      name: P.busy,
+      help: 'Acquisitions that gave up on a busy lock',
+      labelNames: labels(['kind']),
+      registers,
+    }),
+  );
+  const lost = track(
+    P.lost,
+    new client.Counter({
+      name: P.lost,
+      help: 'Held locks found lost',
+      labelNames: ['kind', 'reason'],
+      registers,
+    }),
+  );
+  const renewalFailures = track(
+    P.renewalFailures,
+    new client.Counter({
+      name: P.renewalFailures,
+      help: 'Lease renewals that failed on a Redis error',
+      registers,
+    }),
+  );
+  return { acquired, busy, lost, renewalFailures };
+}
+
+/** Feeds the metrics from the lock lifecycle. */
+function metricsSink(
+  m: LockPromMetrics,
+  keyed: (key: string, base: Labels) => Labels,
+): LockLifecycleSink<undefined> {
+  return {
+    wait(w) {
+      m.wait.observe(keyed(w.key, { kind: w.kind, outcome: w.outcome }), w.waitedMs / 1000);
+      if (w.outcome === 'acquired') m.acquired.inc(keyed(w.key, { kind: w.kind }));
+      else if (w.outcome === 'busy' || w.outcome === 'timeout') m.busy.inc(keyed(w.key, { kind: w.kind }));
+    },
+    holdStarted: () => undefined,
+    holdEnded(_state, kind, end) {
+      if (end.end === 'lost') m.lost.inc({ kind, reason: end.lostReason ?? 'unknown' });
+      if (end.tracked && end.heldMs !== undefined) m.hold.observe({ kind, end: end.end }, end.heldMs / 1000);
+    },
+    renewalFailed(count) {
+      m.renewalFailures.inc(count);
+    },
+  };
 }

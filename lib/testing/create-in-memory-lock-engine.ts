@@ -1,6 +1,6 @@
 import { LockEngine } from '../core/engine/lock-engine';
 import type { LockEngineOptions } from '../core/options/lock-options';
-import { resolveEngineOptions } from '../core/options/validation';
+import { resolveEngineOptions } from '../core/options/resolve-engine-options';
 import { attachTestingControls, LockTestingControls } from './lock-testing-controls';
 import { InMemoryLockBackend } from './memory/in-memory-backend';
 

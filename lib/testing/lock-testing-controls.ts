@@ -3,7 +3,8 @@ import { KeySpace, LockKindTag } from '../core/engine/key-space';
 import type { LockEngine } from '../core/engine/lock-engine';
 import type { AttemptRequest, LockKind } from '../core/kinds/lock-kind';
 import { LockOptions, MAX_DURATION_MS } from '../core/options/lock-options';
-import { assertDuration, assertLockKey } from '../core/options/validation';
+import { assertLockKey } from '../core/options/lock-key';
+import { assertDuration } from '../core/options/validation';
 import type { InMemoryLockBackend } from './memory/in-memory-backend';
 import type { MemoryStore } from './memory/memory-store';
 

@@ -1,7 +1,8 @@
 import type { LockLostError } from '../errors';
 import { monotonicMs } from './ids';
 import type { LockEvents } from './lock-events';
-import type { GrantHost, LockGrant } from './lock-handle';
+import type { GrantHost } from './grant-host';
+import type { LockGrant } from './lock-grant';
 import type { HoldRef, LockKind, ReleaseResult } from '../kinds/lock-kind';
 import type { LockOptions } from '../options/lock-options';
 import { Watchdog } from './watchdog';

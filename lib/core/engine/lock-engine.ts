@@ -1,34 +1,22 @@
 import { setMaxListeners } from 'node:events';
-import { LockError, LockLostError, LockNotAcquiredError, LockUpgradeError } from '../errors';
-import type { LockKind } from '../kinds/lock-kind';
+import { LockError } from '../errors';
 import { LockOptions, ResolvedEngineOptions } from '../options/lock-options';
-import { assertLockKey, callLockOptions } from '../options/validation';
+import { assertLockKey } from '../options/lock-key';
 import { LocalWaitQueues } from '../waiting/wait-queue';
-import { withDeadline } from '../waiting/with-deadline';
-import { Acquisition, AcquisitionContext } from './acquisition';
-import { HeldLocks, kindName } from './held-locks';
+import type { AcquisitionContext } from './acquisition-context';
+import { CriticalSections } from './critical-sections';
+import { LockEngineReadiness, LockEngineStats, pingReadiness } from './engine-status';
+import { HeldLocks } from './held-locks';
 import { HoldTimes } from './hold-times';
-import { monotonicMs, randomId } from './ids';
+import { randomId } from './ids';
 import { KeySpace } from './key-space';
 import type { LockBackend } from './lock-backend';
-import { currentInScope, heldInScope, runInLockScope } from './lock-context';
+import { currentInScope, runInLockScope } from './lock-context';
 import { LockEvents } from './lock-events';
-import { GrantHandle, LockGrant, LockHandle } from './lock-handle';
+import { GrantHandle, LockHandle } from './lock-handle';
+import { SingleKeyLocks } from './single-key-locks';
 import { MultiLocks, runInMultiLockScope } from '../multi/multi-locks';
 import { MultiGrantHandle, type MultiLockHandle } from '../multi/multi-lock-handle';
-
-/** Held grants, local waiters and subscribed channels of one engine. */
-export interface LockEngineStats {
-  held: number;
-  watchdog: number;
-  waitingLocks: number;
-  channels: number;
-  closed: boolean;
-}
-
-/** Whether the engine can serve locks now: its storage answered a PING, or why not. */
-export type LockEngineReadiness =
-  { ready: true; latencyMs: number } | { ready: false; reason: string; error?: unknown };
 
 /**
  * The lock engine: the public surface (acquire, tryAcquire, using, current, close). Waiting lives
@@ -46,7 +34,9 @@ export class LockEngine {
   private readonly holdTimes = new HoldTimes();
   private closed?: Promise<void>;
   /** Critical sections running in using() / hold(): close() lets them finish (drainMs). */
-  private readonly sections = new Set<Promise<unknown>>();
+  private readonly sections = new CriticalSections();
+  /** acquire/tryAcquire/using with one key. */
+  private readonly single: SingleKeyLocks;
   /** acquire/tryAcquire/using with an array of keys (lib/core/multi). */
   private readonly multi: MultiLocks;
 
@@ -77,13 +67,9 @@ export class LockEngine {
         this.holdTimes.estimate(key, remaining, options.watchdogLeaseMs - options.renewEveryMs - 50),
       isClosed: () => this.closed !== undefined,
     };
-    this.multi = new MultiLocks({
-      engineId: this.engineId,
-      keys: this.keys,
-      backend,
-      context: this.context,
-      options,
-    });
+    const deps = { engineId: this.engineId, keys: this.keys, backend, context: this.context, options };
+    this.single = new SingleKeyLocks(deps);
+    this.multi = new MultiLocks(deps);
   }
 
   /** Takes the lock, waiting up to `waitMs`; rejects with LockNotAcquiredError when it stays busy. */
@@ -96,7 +82,7 @@ export class LockEngine {
     options?: LockOptions,
   ): Promise<LockHandle | MultiLockHandle> {
     if (Array.isArray(key)) return (await this.multi.lock(key, options, false))!;
-    return (await this.lock(key as string, options, false))!;
+    return (await this.single.lock(key as string, options, false))!;
   }
 
   /** Like acquire, but resolves null when busy (default `waitMs` 0: a single attempt). */
@@ -111,7 +97,7 @@ export class LockEngine {
     options?: LockOptions,
   ): Promise<LockHandle | MultiLockHandle | null> {
     if (Array.isArray(key)) return this.multi.lock(key, options, true);
-    return this.lock(key as string, options, true);
+    return this.single.lock(key as string, options, true);
   }
 
   /** Runs `fn` holding the lock, inside its critical section (nested calls re-enter); always releases. */
@@ -170,11 +156,7 @@ export class LockEngine {
   /** PINGs the storage within `commandTimeoutMs`: ready with the round trip, or why not. Never throws. */
   async readiness(): Promise<LockEngineReadiness> {
     if (this.closed) return { ready: false, reason: 'the lock service is closed' };
-    try {
-      return { ready: true, latencyMs: await this.backend.ping(this.options.commandTimeoutMs) };
-    } catch (error) {
-      return { ready: false, reason: error instanceof Error ? error.message : String(error), error };
-    }
+    return pingReadiness(this.backend, this.options.commandTimeoutMs);
   }
 
   /** Releases held locks, wakes and fails waiters, stops timers, unsubscribes, closes owned connections. */
@@ -187,29 +169,14 @@ export class LockEngine {
    * Runs `fn` inside the critical section of `handle` and releases it afterwards, counting it as a
    * running critical section that close() lets finish (decorated methods use this).
    */
-  async hold<T>(handle: LockHandle | MultiLockHandle, fn: () => Promise<T> | T): Promise<T> {
-    const section = (async () => {
-      try {
-        return await this.runInLock(handle, fn);
-      } finally {
-        await handle.release();
-      }
-    })();
-    this.sections.add(section);
-    try {
-      return await section;
-    } finally {
-      this.sections.delete(section);
-    }
+  hold<T>(handle: LockHandle | MultiLockHandle, fn: () => Promise<T> | T): Promise<T> {
+    return this.sections.hold(handle, () => this.runInLock(handle, fn));
   }
 
   private async shutdown(): Promise<void> {
     this.closing.abort(new LockError('The lock service is shutting down'));
     // Running critical sections finish first (their locks renewed), within drainMs.
-    if (this.sections.size > 0 && this.options.drainMs > 0) {
-      const settled = Promise.allSettled([...this.sections]);
-      await withDeadline(settled, this.options.drainMs);
-    }
+    await this.sections.drain(this.options.drainMs);
     this.held.stopTimers();
     const releases: Promise<boolean>[] = [];
     for (const grant of [...this.held.grants]) {
@@ -219,87 +186,5 @@ export class LockEngine {
     }
     await Promise.all(releases);
     await this.backend.close();
-  }
-
-  private async lock(
-    key: string,
-    options: LockOptions | undefined,
-    tryOnly: boolean,
-  ): Promise<LockHandle | null> {
-    assertLockKey(key);
-    const opts = callLockOptions(options);
-    opts.signal?.throwIfAborted();
-    const kind = this.backend.kinds.kindFor(opts);
-    const names = this.keys.names(key, kind.tag);
-    const held = heldInScope(`${this.engineId}|${names.lock}`);
-    if (this.closing.signal.aborted && !(held instanceof GrantHandle && held.grant.active)) {
-      throw new LockError(
-        this.held.grants.size === 0 ? 'The lock service is closed' : 'The lock service is shutting down',
-        key,
-      );
-    }
-    // The grant, not this one handle: after a downgrade the frame's write handle is released while
-    // the read hold on the same grant lives on, and asking again must re-enter, not self-deadlock.
-    if (held instanceof GrantHandle) {
-      if (held.grant.active) return this.reenter(held.grant, kind, opts, tryOnly);
-      // Inside a critical section whose lock is lost, asking again must not quietly take a new lock:
-      // the code around it still assumes the old one. A normally released grant is simply over.
-      if (held.grant.lost) throw held.grant.lost;
-    }
-    const fixedLease = opts.leaseMs ?? this.options.defaults.leaseMs;
-    return new Acquisition(this.context, {
-      key,
-      names,
-      kind,
-      options: opts,
-      waitMs: opts.waitMs ?? (tryOnly ? 0 : this.options.defaults.waitMs),
-      leaseMs: Math.min(fixedLease ?? this.options.watchdogLeaseMs, opts.maxHoldMs ?? Infinity),
-      watchdog: fixedLease === undefined,
-      tryOnly,
-    }).run();
-  }
-
-  /** A nested acquire by the async context that holds `grant`: one more hold, same token. */
-  private async reenter(
-    grant: LockGrant,
-    kind: LockKind,
-    opts: LockOptions,
-    tryOnly: boolean,
-  ): Promise<LockHandle | null> {
-    const key = grant.key;
-    if (!kind.reentrant || !grant.kind.reentrant) {
-      if (tryOnly) return null;
-      throw new LockNotAcquiredError(
-        key,
-        0,
-        -1,
-        'this async context already holds it and it is not reentrant',
-      );
-    }
-    if (grant.options.mode === 'read' && opts.mode === 'write') throw new LockUpgradeError(key);
-    const holdId = randomId();
-    const started = monotonicMs();
-    const result = await kind.attempt({
-      key,
-      names: grant.names,
-      owner: grant.owner,
-      holdId,
-      leaseMs: grant.leaseMs,
-      reenter: true,
-      options: opts,
-    });
-    if (result.status !== 'granted') {
-      grant.lose('expired');
-      throw grant.lost ?? new LockLostError(key, 'expired');
-    }
-    this.events.safeEmit('acquired', {
-      key,
-      kind: kindName(kind, opts),
-      waitedMs: monotonicMs() - started,
-      attempts: 1,
-      reentered: true,
-      fencingToken: grant.fencingToken,
-    });
-    return new GrantHandle(grant, holdId);
   }
 }

@@ -1,5 +1,5 @@
 import { monotonicMs } from './ids';
-import type { LockGrant } from './lock-handle';
+import type { LockGrant } from './lock-grant';
 import type { LockKind, RenewRequest } from '../kinds/lock-kind';
 
 /** What a watchdog round did, for events and metrics. */

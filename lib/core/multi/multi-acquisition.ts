@@ -1,8 +1,15 @@
-import { LockError, LockNotAcquiredError } from '../errors';
-import { ATTEMPT_MARGIN_MS, type AcquisitionContext } from '../engine/acquisition';
+import { LockError } from '../errors';
+import type { AcquisitionContext } from '../engine/acquisition-context';
+import {
+  abortedOut,
+  emitAcquired,
+  emitNotAcquired,
+  timedOut,
+  type WaitSummary,
+} from '../engine/acquisition-outcome';
 import { kindName } from '../engine/held-locks';
 import { monotonicMs, randomId } from '../engine/ids';
-import { GrantHandle, LockGrant } from '../engine/lock-handle';
+import type { AcquisitionIds } from '../engine/acquisition-grant';
 import type { LockKind } from '../kinds/lock-kind';
 import type { LockOptions } from '../options/lock-options';
 import { linkSignals } from '../waiting/abort';
@@ -10,6 +17,7 @@ import type { Wakeups } from '../waiting/wakeup-hub';
 import { withDeadline } from '../waiting/with-deadline';
 import type { MultiKeyLocker, MultiLockTarget } from './multi-key-locker';
 import { MultiGrantHandle } from './multi-lock-handle';
+import { attemptRound, giveBack, grantRound, type Round } from './multi-round';
 
 /** One multi-key call's parameters, validated, keys de-duplicated and in the global order. */
 export interface MultiAcquisitionRequest {
@@ -22,10 +30,6 @@ export interface MultiAcquisitionRequest {
   readonly tryOnly: boolean;
 }
 
-type Round =
-  | { status: 'granted'; tokens: number[]; requestedAt: number }
-  | { status: 'busy'; target: MultiLockTarget; retryAfterMs: number };
-
 /**
  * The wait of a multi-key call. Each round takes the groups (keys one call can take atomically)
  * in the global key order; when a group is busy, the groups already taken are given back at once
@@ -33,8 +37,7 @@ type Round =
  * the next round. Nobody ever waits while holding part of a set, so no order of keys can deadlock.
  */
 export class MultiAcquisition {
-  private readonly owner = randomId();
-  private readonly holdId = randomId();
+  private readonly ids: AcquisitionIds = { owner: randomId(), holdId: randomId() };
   private readonly started = monotonicMs();
   private readonly deadline: number;
   private readonly kindLabel: string;
@@ -70,7 +73,7 @@ export class MultiAcquisition {
         const round = await this.round(groups);
         if (round.status === 'granted') {
           if (this.aborted()) {
-            await this.giveBack(this.req.targets);
+            await giveBack(this.req, this.ids, this.req.targets);
             break;
           }
           return await this.grant(round);
@@ -90,55 +93,15 @@ export class MultiAcquisition {
     }
   }
 
-  /** One all-or-none round over every group, in order; gives back what it took unless all were granted. */
+  /** One all-or-none round over every group, in order (multi-round.ts). */
   private async round(groups: MultiLockTarget[][]): Promise<Round> {
     this.attempts++;
-    const requestedAt = monotonicMs();
-    const tokens: number[] = [];
-    const taken: MultiLockTarget[] = [];
     try {
-      for (const group of groups) {
-        const result = await this.locker.attempt({
-          targets: group,
-          kind: this.req.kind,
-          owner: this.owner,
-          holdId: this.holdId,
-          leaseMs: this.req.leaseMs,
-          options: this.req.options,
-          timeoutMs: Math.max(1, this.remaining()) + ATTEMPT_MARGIN_MS,
-        });
-        if (result.status === 'busy') {
-          await this.giveBack(taken);
-          return {
-            status: 'busy',
-            target: group[result.index] ?? group[0]!,
-            retryAfterMs: result.retryAfterMs,
-          };
-        }
-        tokens.push(...result.fencingTokens);
-        taken.push(...group);
-      }
+      return await attemptRound(this.locker, this.req, this.ids, groups, () => this.remaining());
     } catch (err) {
-      await this.giveBack(taken);
-      this.fail('error');
+      emitNotAcquired(this.ctx.events, this.summary(), 'error');
       throw err;
     }
-    return { status: 'granted', tokens, requestedAt };
-  }
-
-  /**
-   * Releases keys taken in a round that cannot complete. A release that fails (Redis down) is left
-   * to the lease: the keys free themselves when it ends.
-   */
-  private async giveBack(targets: readonly MultiLockTarget[]): Promise<void> {
-    const { kind, options } = this.req;
-    await Promise.all(
-      targets.map((t) =>
-        kind
-          .release({ key: t.key, names: t.names, owner: this.owner, holdId: this.holdId, options })
-          .catch(() => undefined),
-      ),
-    );
   }
 
   private remaining(): number {
@@ -186,79 +149,44 @@ export class MultiAcquisition {
   }
 
   private async grant(round: Extract<Round, { status: 'granted' }>): Promise<MultiGrantHandle> {
-    const { targets, kind, options, leaseMs, watchdog } = this.req;
-    const handles = targets.map((t, i) => {
-      const grant = new LockGrant(
-        this.ctx.held,
-        kind,
-        t.key,
-        t.names,
-        this.owner,
-        round.tokens[i]!,
-        options,
-        {
-          leaseMs,
-          watchdog,
-          requestedAt: round.requestedAt,
-        },
-      );
-      this.ctx.held.add(grant);
-      return new GrantHandle(grant, this.holdId);
-    });
+    const { targets } = this.req;
+    const handles = grantRound(this.ctx, this.req, this.ids, round);
     const handle = new MultiGrantHandle(handles);
     if (this.ctx.isClosed()) {
       await handle.release();
       throw new LockError('The lock service is closed', targets[0]!.key);
     }
+    const summary = this.summary();
     for (const h of handles) {
-      this.ctx.events.safeEmit('acquired', {
-        key: h.key,
-        kind: this.kindLabel,
-        waitedMs: round.requestedAt - this.started,
-        attempts: this.attempts,
-        reentered: false,
-        fencingToken: h.fencingToken,
-      });
+      emitAcquired(this.ctx.events, summary, h.key, round.requestedAt - this.started, h.fencingToken);
     }
     return handle;
   }
 
-  private fail(reason: 'timeout' | 'aborted' | 'closed' | 'error'): void {
-    this.ctx.events.safeEmit('notAcquired', {
+  /** This wait so far, for its outcome: it names the busy key, else the first. */
+  private summary(): WaitSummary {
+    return {
       key: this.busyKey ?? this.req.targets[0]!.key,
-      kind: this.kindLabel,
-      waitedMs: monotonicMs() - this.started,
+      kindLabel: this.kindLabel,
+      started: this.started,
       attempts: this.attempts,
-      reason,
       tryOnly: this.req.tryOnly,
-    });
+      retryAfterMs: this.retryAfterMs,
+    };
   }
 
   private timedOut(): null {
-    this.fail('timeout');
-    if (this.req.tryOnly) return null;
-    const waited = monotonicMs() - this.started;
-    const key = this.busyKey ?? this.req.targets[0]!.key;
-    const reason =
-      `held by another owner; it is one of ${this.req.targets.length} keys asked for together ` +
-      `(all or none), still busy after waiting ${Math.round(waited)} ms`;
-    const expected = this.ctx.retryAfter(key, this.retryAfterMs);
-    throw new LockNotAcquiredError(key, waited, this.retryAfterMs, reason, expected);
+    const count = this.req.targets.length;
+    return timedOut(
+      this.ctx,
+      this.summary(),
+      (waited) =>
+        `held by another owner; it is one of ${count} keys asked for together ` +
+        `(all or none), still busy after waiting ${Math.round(waited)} ms`,
+    );
   }
 
   private abortedOut(): never {
-    const signal = this.req.options.signal;
-    const key = this.busyKey ?? this.req.targets[0]!.key;
-    if (this.ctx.closing.aborted && !signal?.aborted) {
-      this.fail('closed');
-      throw new LockNotAcquiredError(
-        key,
-        monotonicMs() - this.started,
-        this.retryAfterMs,
-        'the lock service is shutting down',
-      );
-    }
-    this.fail('aborted');
-    throw signal!.reason;
+    return abortedOut(this.ctx, this.req.options.signal, this.summary());
   }
 }

@@ -1,5 +1,6 @@
 import type { LockOptions } from '../options/lock-options';
-import { assertLockKey, describe, lockKeyError } from '../options/validation';
+import { assertLockKey, lockKeyError } from '../options/lock-key';
+import { describe } from '../options/validation';
 
 /**
  * Most keys one multi-key call may name (after de-duplication the limit still counts every member

@@ -1,5 +1,5 @@
 import { LockError, LockLostError, LockNotAcquiredError, LockPartialReentryError } from '../errors';
-import type { AcquisitionContext } from '../engine/acquisition';
+import type { AcquisitionContext } from '../engine/acquisition-context';
 import { kindName } from '../engine/held-locks';
 import { monotonicMs, randomId } from '../engine/ids';
 import type { KeySpace } from '../engine/key-space';
@@ -7,7 +7,7 @@ import type { LockBackend } from '../engine/lock-backend';
 import { heldInScope, runInLockScope } from '../engine/lock-context';
 import { GrantHandle } from '../engine/lock-handle';
 import type { LockOptions, ResolvedEngineOptions } from '../options/lock-options';
-import { callLockOptions } from '../options/validation';
+import { callLockOptions } from '../options/lock-options-validation';
 import { MultiAcquisition } from './multi-acquisition';
 import { PerKeyLocker, type MultiKeyLocker, type MultiLockTarget } from './multi-key-locker';
 import { MultiGrantHandle } from './multi-lock-handle';

@@ -5,7 +5,8 @@ import {
   type ResolvedRedlockOptions,
 } from '../topology/redlock/redlock-options';
 import { ENGINE_OPTION_NAMES, LockEngineOptions, ResolvedEngineOptions } from './lock-options';
-import { assertKnownNames, describe, resolveEngineOptions } from './validation';
+import { resolveEngineOptions } from './resolve-engine-options';
+import { assertKnownNames, describe } from './validation';
 
 /** Options of createLockEngine: where Redis is (`redis` or `redlock`), plus the engine tuning. */
 export interface CreateLockEngineOptions extends LockEngineOptions {

@@ -1,0 +1,90 @@
+import type { LockOptions } from '../options/lock-options';
+import type { HandoffTarget, Ticket } from '../waiting/wait-queue';
+import type { AcquisitionContext, AcquisitionRequest } from './acquisition-context';
+import type { LockGrant } from './lock-grant';
+import type { GrantHandle } from './lock-handle';
+
+/** What the local hand-off needs from its waiter. */
+export interface HandoffWaiter {
+  aborted(): boolean;
+  /** Wakes the waiter's sleep (a lock was handed over, or the local holder let go). */
+  wake(): void;
+}
+
+/**
+ * One waiter's side of the cohort hand-off (cohort kinds only): its ticket accepts a lock handed over
+ * by a local holder of the same process, and while this process holds the lock the waiter waits to
+ * be told locally instead of polling Redis.
+ */
+export class LocalHandoff {
+  /** A lock handed over by a local holder of the same process (cohorts), not yet taken. */
+  private handed?: GrantHandle;
+  /** Set once run() has settled: later hand-offs are refused. */
+  private settled = false;
+  private reportedLocal = false;
+
+  constructor(
+    /** Cohort kinds: local waiters wait for the local holder instead of polling Redis. */
+    readonly enabled: boolean,
+    private readonly ctx: AcquisitionContext,
+    private readonly req: AcquisitionRequest,
+    private readonly kindLabel: string,
+    private readonly ticket: Ticket,
+    private readonly waiter: HandoffWaiter,
+  ) {
+    if (!enabled) return;
+    ticket.handoff = {
+      options: req.options,
+      accepts: (grant: LockGrant) => this.accepts(grant),
+      receive: (handle: GrantHandle) => {
+        this.handed = handle;
+        waiter.wake();
+      },
+    } as HandoffTarget<LockGrant, GrantHandle> & { options: LockOptions };
+    ticket.onFree = () => waiter.wake();
+  }
+
+  /** A lock was handed over and not yet taken. */
+  get pending(): boolean {
+    return this.handed !== undefined;
+  }
+
+  /** Takes the lock a local holder handed over (call only when pending). */
+  take(): GrantHandle {
+    const handle = this.handed!;
+    this.handed = undefined;
+    return handle;
+  }
+
+  /** This process holds the lock (a cohort kind): wait to be told locally, no Redis attempt now. */
+  mustWaitLocally(): boolean {
+    if (!this.enabled || !this.ctx.held.holdsLocally(this.req.names.lock)) return false;
+    // Contention all the same, only settled in this process: reported once per wait.
+    if (!this.reportedLocal) {
+      this.reportedLocal = true;
+      this.ctx.events.safeEmit('contended', { key: this.req.key, kind: this.kindLabel, retryAfterMs: -1 });
+    }
+    return true;
+  }
+
+  /** run() has settled: refuses later hand-offs. */
+  settle(): void {
+    this.settled = true;
+    // Handed over while this call gave up (abort, error): release it in Redis.
+    if (this.handed) void this.handed.release();
+  }
+
+  private accepts(grant: LockGrant): boolean {
+    const o = this.req.options;
+    return (
+      !this.settled &&
+      !this.handed &&
+      !this.waiter.aborted() &&
+      this.ticket.isHead &&
+      grant.kind === this.req.kind &&
+      this.req.watchdog &&
+      o.minHoldMs === undefined &&
+      o.maxHoldMs === undefined
+    );
+  }
+}

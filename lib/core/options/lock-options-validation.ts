@@ -1,0 +1,93 @@
+import { LOCK_OPTION_NAMES, LockOptions } from './lock-options';
+import { assertDuration, assertKnownNames, describe, isAbortSignal } from './validation';
+
+// Every check runs before any Redis command, so bad input never costs a round trip or leaves state.
+
+/** Refuses unknown option names and malformed values; returns the options unchanged. */
+export function validateLockOptions(options: unknown, where = 'lock options'): LockOptions {
+  if (options === undefined || options === null) return {};
+  if (typeof options !== 'object' || Array.isArray(options)) {
+    throw new TypeError(`The ${where} must be an object, got ${describe(options)}`);
+  }
+  const opts = options as Record<string, unknown>;
+  assertKnownNames(opts, LOCK_OPTION_NAMES as readonly string[], where);
+  if (opts.waitMs !== undefined) assertDuration(opts.waitMs, 'waitMs');
+  if (opts.leaseMs !== undefined) assertDuration(opts.leaseMs, 'leaseMs', 1);
+  if (opts.signal !== undefined && !isAbortSignal(opts.signal)) {
+    throw new TypeError(`signal must be an AbortSignal, got ${describe(opts.signal)}`);
+  }
+  if (opts.reentrant !== undefined && typeof opts.reentrant !== 'boolean') {
+    throw new TypeError(`reentrant must be a boolean, got ${describe(opts.reentrant)}`);
+  }
+  if (opts.fair !== undefined && typeof opts.fair !== 'boolean') {
+    throw new TypeError(`fair must be a boolean, got ${describe(opts.fair)}`);
+  }
+  if (opts.mode !== undefined && opts.mode !== 'read' && opts.mode !== 'write') {
+    throw new TypeError(`mode must be 'read' or 'write', got ${describe(opts.mode)}`);
+  }
+  if (opts.limit !== undefined) {
+    if (typeof opts.limit !== 'number')
+      throw new TypeError(`limit must be a number, got ${describe(opts.limit)}`);
+    if (!Number.isInteger(opts.limit) || opts.limit < 1 || opts.limit > 1_000_000) {
+      throw new RangeError(`limit must be a whole number from 1 to 1000000, got ${opts.limit}`);
+    }
+  }
+  if (opts.permits !== undefined) assertPermits(opts.permits, opts.limit);
+  if (opts.minHoldMs !== undefined) assertDuration(opts.minHoldMs, 'minHoldMs');
+  if (opts.maxHoldMs !== undefined) assertDuration(opts.maxHoldMs, 'maxHoldMs', 1);
+  assertHoldBounds(opts as LockOptions);
+  const kinds = [opts.mode !== undefined, opts.fair === true, opts.limit !== undefined].filter(
+    Boolean,
+  ).length;
+  if (kinds > 1) {
+    throw new TypeError(
+      `mode, fair and limit choose different lock kinds; use at most one of them (${where})`,
+    );
+  }
+  if (opts.reentrant === false && kinds > 0) {
+    throw new TypeError(
+      `reentrant: false is the plain token lock; it cannot be combined with mode, fair or limit`,
+    );
+  }
+  return opts as LockOptions;
+}
+
+const prepared = new WeakSet<object>();
+
+/**
+ * Validates options once (e.g. a decorator's, at decoration time) and returns a frozen copy that
+ * later calls pass without being validated again.
+ */
+export function prepareLockOptions(options: unknown, where = 'lock options'): LockOptions {
+  const copy = Object.freeze({ ...validateLockOptions(options, where) });
+  prepared.add(copy);
+  return copy;
+}
+
+/** The options of one call: prepared ones as they are, anything else validated now. */
+export function callLockOptions(options: unknown): LockOptions {
+  return typeof options === 'object' && options !== null && prepared.has(options)
+    ? (options as LockOptions)
+    : validateLockOptions(options);
+}
+
+function assertPermits(permits: unknown, limit: unknown): void {
+  if (typeof permits !== 'number') throw new TypeError(`permits must be a number, got ${describe(permits)}`);
+  if (limit === undefined) {
+    throw new TypeError('permits needs limit: it takes several permits of a counting semaphore');
+  }
+  if (!Number.isInteger(permits) || permits < 1 || permits > (limit as number)) {
+    throw new RangeError(`permits must be a whole number from 1 to limit (${String(limit)}), got ${permits}`);
+  }
+}
+
+function assertHoldBounds(o: LockOptions): void {
+  if (o.minHoldMs !== undefined && o.maxHoldMs !== undefined && o.minHoldMs > o.maxHoldMs) {
+    throw new RangeError(`minHoldMs (${o.minHoldMs}) must not exceed maxHoldMs (${o.maxHoldMs})`);
+  }
+  if (o.minHoldMs !== undefined && o.leaseMs !== undefined && o.minHoldMs > o.leaseMs) {
+    throw new RangeError(
+      `minHoldMs (${o.minHoldMs}) must not exceed leaseMs (${o.leaseMs}): the lease ends first`,
+    );
+  }
+}

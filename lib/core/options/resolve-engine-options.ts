@@ -1,0 +1,106 @@
+import { CohortBounds, DEFAULT_COHORT_BOUNDS } from '../engine/cohort';
+import {
+  ENGINE_OPTION_NAMES,
+  LockEngineOptions,
+  ResolvedEngineOptions,
+  DEFAULT_ENGINE_OPTIONS,
+  ReplicaAckOptions,
+} from './lock-options';
+import { assertDuration, assertKnownNames, describe } from './validation';
+
+// Every check runs before any Redis command, so bad input never costs a round trip or leaves state.
+
+/** Validates engine options and fills in every default. */
+export function resolveEngineOptions(options: LockEngineOptions = {}): ResolvedEngineOptions {
+  assertKnownNames(options as Record<string, unknown>, ENGINE_OPTION_NAMES, 'lock engine options');
+  const d = DEFAULT_ENGINE_OPTIONS;
+  const keyPrefix = options.keyPrefix ?? d.keyPrefix;
+  if (typeof keyPrefix !== 'string')
+    throw new TypeError(`keyPrefix must be a string, got ${describe(keyPrefix)}`);
+  if (/[{}]/.test(keyPrefix)) {
+    throw new TypeError(
+      `keyPrefix must not contain "{" or "}": the library places the Cluster hash tag itself`,
+    );
+  }
+  const defaults = options.defaults ?? {};
+  assertKnownNames(defaults as Record<string, unknown>, ['waitMs', 'leaseMs'], 'defaults');
+  const waitMs = defaults.waitMs ?? d.defaults.waitMs;
+  assertDuration(waitMs, 'defaults.waitMs');
+  if (defaults.leaseMs !== undefined) assertDuration(defaults.leaseMs, 'defaults.leaseMs', 1);
+  const watchdogLeaseMs = options.watchdogLeaseMs ?? d.watchdogLeaseMs;
+  assertDuration(watchdogLeaseMs, 'watchdogLeaseMs', 30);
+  const renewEveryMs = options.renewEveryMs ?? Math.max(10, Math.floor(watchdogLeaseMs / 3));
+  assertDuration(renewEveryMs, 'renewEveryMs', 10);
+  if (renewEveryMs >= watchdogLeaseMs) {
+    throw new RangeError(
+      `renewEveryMs (${renewEveryMs}) must be shorter than watchdogLeaseMs (${watchdogLeaseMs})`,
+    );
+  }
+  const backoff = options.backoff ?? {};
+  assertKnownNames(backoff as Record<string, unknown>, ['initialMs', 'maxMs'], 'backoff');
+  const initialMs = backoff.initialMs ?? d.backoff.initialMs;
+  const maxMs = backoff.maxMs ?? d.backoff.maxMs;
+  assertDuration(initialMs, 'backoff.initialMs', 1);
+  assertDuration(maxMs, 'backoff.maxMs', 1);
+  if (maxMs < initialMs)
+    throw new RangeError(`backoff.maxMs (${maxMs}) must be >= backoff.initialMs (${initialMs})`);
+  const fenceTtlMs = options.fenceTtlMs ?? d.fenceTtlMs;
+  assertDuration(fenceTtlMs, 'fenceTtlMs', 1000);
+  const commandTimeoutMs = options.commandTimeoutMs ?? d.commandTimeoutMs;
+  assertDuration(commandTimeoutMs, 'commandTimeoutMs', 1);
+  const replicas = options.replicas === undefined ? undefined : resolveReplicaAcks(options.replicas);
+  const drainMs = options.drainMs ?? d.drainMs;
+  assertDuration(drainMs, 'drainMs');
+  const cohort = resolveCohort(options.cohort);
+  return {
+    keyPrefix,
+    defaults: { waitMs, leaseMs: defaults.leaseMs },
+    watchdogLeaseMs,
+    renewEveryMs,
+    backoff: { initialMs, maxMs },
+    fenceTtlMs,
+    commandTimeoutMs,
+    drainMs,
+    cohort,
+    ...(replicas && { replicas }),
+  };
+}
+
+/** Validates `cohort` and fills in its defaults. */
+function resolveCohort(value: unknown): CohortBounds | false {
+  if (value === false) return false;
+  if (value === undefined || value === true) return DEFAULT_COHORT_BOUNDS;
+  assertKnownNames(value as Record<string, unknown>, ['passes', 'budgetMs', 'yieldMs'], 'cohort options');
+  const o = value as { passes?: number; budgetMs?: number; yieldMs?: number };
+  const d = DEFAULT_COHORT_BOUNDS;
+  const passes = o.passes ?? d.passes;
+  if (typeof passes !== 'number')
+    throw new TypeError(`cohort.passes must be a number, got ${describe(passes)}`);
+  if (!Number.isInteger(passes) || passes < 0 || passes > 1000) {
+    throw new RangeError(`cohort.passes must be a whole number from 0 to 1000, got ${passes}`);
+  }
+  const budgetMs = o.budgetMs ?? d.budgetMs;
+  assertDuration(budgetMs, 'cohort.budgetMs');
+  const yieldMs = o.yieldMs ?? d.yieldMs;
+  assertDuration(yieldMs, 'cohort.yieldMs');
+  return { passes, budgetMs, yieldMs };
+}
+
+/** Validates `replicas` (WAIT after each grant) and fills in its defaults. */
+function resolveReplicaAcks(value: unknown): Required<ReplicaAckOptions> {
+  assertKnownNames(value as Record<string, unknown>, ['count', 'timeoutMs', 'policy'], 'replicas options');
+  const o = value as ReplicaAckOptions;
+  const count = o.count ?? 1;
+  if (typeof count !== 'number')
+    throw new TypeError(`replicas.count must be a number, got ${describe(count)}`);
+  if (!Number.isInteger(count) || count < 1 || count > 1000) {
+    throw new RangeError(`replicas.count must be a whole number from 1 to 1000, got ${count}`);
+  }
+  const timeoutMs = o.timeoutMs ?? 1000;
+  assertDuration(timeoutMs, 'replicas.timeoutMs', 1);
+  const policy = o.policy ?? 'report';
+  if (policy !== 'report' && policy !== 'require') {
+    throw new TypeError(`replicas.policy must be 'report' or 'require', got ${describe(policy)}`);
+  }
+  return { count, timeoutMs, policy };
+}
