@@ -4,25 +4,16 @@
  */
 import { KeySpace } from '../../lib/core/engine/key-space';
 import type { LockEngine } from '../../lib/core/engine/lock-engine';
-import { commandsDuring, EngineEnv, nextEvent, startEngineEnv, track, uniqueKey } from './support/engine-env';
+import { commandsDuring, nextEvent, track, uniqueKey, useLockEnv } from '../support/lock-env';
 import { engineOnConnectedClient } from './support/refusal';
 
 const PREFIX = 'abort:';
 const keys = new KeySpace(PREFIX);
-let env: EngineEnv;
+const env = useLockEnv();
 let engine: LockEngine;
 
-beforeAll(async () => {
-  env = await startEngineEnv();
-});
 beforeEach(async () => {
   engine = await engineOnConnectedClient(env, PREFIX);
-});
-afterEach(async () => {
-  await env.closeEngines();
-});
-afterAll(async () => {
-  await env?.stop();
 });
 
 describe('AbortSignal', () => {

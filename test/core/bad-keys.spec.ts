@@ -6,25 +6,16 @@
 import calculateSlot from 'cluster-key-slot';
 import { KeySpace } from '../../lib/core/engine/key-space';
 import type { LockEngine } from '../../lib/core/engine/lock-engine';
-import { commandsDuring, EngineEnv, startEngineEnv, uniqueKey } from './support/engine-env';
+import { commandsDuring, uniqueKey, useLockEnv } from '../support/lock-env';
 import { engineOnConnectedClient, expectRefused } from './support/refusal';
 
 const PREFIX = 'badkey:';
 const keys = new KeySpace(PREFIX);
-let env: EngineEnv;
+const env = useLockEnv();
 let engine: LockEngine;
 
-beforeAll(async () => {
-  env = await startEngineEnv();
-});
 beforeEach(async () => {
   engine = await engineOnConnectedClient(env, PREFIX);
-});
-afterEach(async () => {
-  await env.closeEngines();
-});
-afterAll(async () => {
-  await env?.stop();
 });
 
 describe('the "nothing sent" probe', () => {

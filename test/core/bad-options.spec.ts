@@ -8,25 +8,16 @@ import { createLockEngine } from '../../lib/core/topology/create-lock-engine';
 import { LockWrongTypeError } from '../../lib/core/errors';
 import { KeySpace } from '../../lib/core/engine/key-space';
 import type { LockEngine } from '../../lib/core/engine/lock-engine';
-import { commandsDuring, EngineEnv, startEngineEnv, uniqueKey } from './support/engine-env';
+import { commandsDuring, uniqueKey, useLockEnv } from '../support/lock-env';
 import { engineOnConnectedClient, expectRefused, lockCalls } from './support/refusal';
 
 const PREFIX = 'badopt:';
 const keys = new KeySpace(PREFIX);
-let env: EngineEnv;
+const env = useLockEnv();
 let engine: LockEngine;
 
-beforeAll(async () => {
-  env = await startEngineEnv();
-});
 beforeEach(async () => {
   engine = await engineOnConnectedClient(env, PREFIX);
-});
-afterEach(async () => {
-  await env.closeEngines();
-});
-afterAll(async () => {
-  await env?.stop();
 });
 
 describe('durations and options refused before any I/O', () => {

@@ -9,30 +9,12 @@ import type { LockEngine } from '../../lib/core/engine/lock-engine';
 import { hostProcess } from '../support/host-process';
 import { closeClient, listClients, pubsubChannels } from '../support/redis-assertions';
 import { waitUntil } from '../support/wait';
-import {
-  commandsDuring,
-  EngineEnv,
-  nextEvent,
-  startEngineEnv,
-  track,
-  uniqueKey,
-  whenAborted,
-} from './support/engine-env';
+import { commandsDuring, nextEvent, track, uniqueKey, useLockEnv, whenAborted } from '../support/lock-env';
 
 const PREFIX = 'close:';
 const keys = new KeySpace(PREFIX);
 const lockName = (key: string): string => keys.names(key, 'm').lock;
-let env: EngineEnv;
-
-beforeAll(async () => {
-  env = await startEngineEnv();
-});
-afterEach(async () => {
-  await env.closeEngines();
-});
-afterAll(async () => {
-  await env?.stop();
-});
+const env = useLockEnv();
 
 /** Engine-owned connections carry this name (the subscriber duplicates the main connection's options). */
 function namedEngine(name: string): LockEngine {

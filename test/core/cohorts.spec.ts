@@ -7,41 +7,31 @@
  */
 import { KeySpace } from '../../lib/core';
 import type { LockHandle } from '../../lib/core';
-import type { EventPayload } from './support/engine-env';
 import {
   commandsDuring,
-  EngineEnv,
+  EventPayload,
+  LockEnv,
   nextEvent,
-  startEngineEnv,
   track,
   uniqueKey,
+  useLockEnv,
   whenAborted,
-} from './support/engine-env';
+} from '../support/lock-env';
 import { waitUntil } from '../support/wait';
 
 const PREFIX = 'cohort:';
 const keys = new KeySpace(PREFIX);
-let env: EngineEnv;
-
-beforeAll(async () => {
-  env = await startEngineEnv();
-});
-afterEach(async () => {
-  await env.closeEngines();
-});
-afterAll(async () => {
-  await env?.stop();
-});
+const env = useLockEnv();
 
 /**
  * An engine whose cohorts have a generous time budget: these tests pause on purpose while a cohort
  * holds the lock, and a busy machine must not end the cohort by its 50 ms budget.
  */
-const cohortEngine = (options: Parameters<EngineEnv['engine']>[0] = {}) =>
+const cohortEngine = (options: Parameters<LockEnv['engine']>[0] = {}) =>
   env.engine({ keyPrefix: PREFIX, cohort: { budgetMs: 60_000 }, ...options });
 
 /** Collects `acquired` events of one key. */
-function acquisitions(engine: ReturnType<EngineEnv['engine']>, key: string): EventPayload<'acquired'>[] {
+function acquisitions(engine: ReturnType<LockEnv['engine']>, key: string): EventPayload<'acquired'>[] {
   const seen: EventPayload<'acquired'>[] = [];
   engine.events.on('acquired', (e) => {
     if (e.key === key) seen.push(e);
@@ -50,7 +40,7 @@ function acquisitions(engine: ReturnType<EngineEnv['engine']>, key: string): Eve
 }
 
 /** Resolves once the engine reports a waiter for `key` found the lock taken (locally or in Redis). */
-const contended = (engine: ReturnType<EngineEnv['engine']>, key: string) =>
+const contended = (engine: ReturnType<LockEnv['engine']>, key: string) =>
   nextEvent(engine, 'contended', (e) => e.key === key);
 
 describe('per-process cohorts', () => {

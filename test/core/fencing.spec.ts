@@ -6,21 +6,11 @@
 import { KeySpace } from '../../lib/core/engine/key-space';
 import { keysWithoutTtl } from '../support/redis-assertions';
 import { waitUntil } from '../support/wait';
-import { EngineEnv, startEngineEnv, uniqueKey } from './support/engine-env';
+import { uniqueKey, useLockEnv } from '../support/lock-env';
 
 const PREFIX = 'fence:';
 const keys = new KeySpace(PREFIX);
-let env: EngineEnv;
-
-beforeAll(async () => {
-  env = await startEngineEnv();
-});
-afterEach(async () => {
-  await env.closeEngines();
-});
-afterAll(async () => {
-  await env?.stop();
-});
+const env = useLockEnv();
 
 describe('fencing tokens', () => {
   it('strictly increase across holders of one key, whichever engine and kind (mutex or token lock) took it', async () => {

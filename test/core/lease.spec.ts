@@ -9,33 +9,19 @@ import { KeySpace } from '../../lib/core/engine/key-space';
 import { monotonicMs } from '../../lib/core/engine/ids';
 import { spawnWorker, WorkerProcess } from '../support/spawn-worker';
 import { waitUntil } from '../support/wait';
-import {
-  EngineEnv,
-  holdCount,
-  nextEvent,
-  startEngineEnv,
-  track,
-  uniqueKey,
-  whenAborted,
-} from './support/engine-env';
+import { holdCount, nextEvent, track, uniqueKey, useLockEnv, whenAborted } from '../support/lock-env';
 
 const WORKER = path.join(__dirname, 'workers', 'lock-worker.ts');
 const PREFIX = 'lease:';
 const keys = new KeySpace(PREFIX);
 const lockName = (key: string): string => keys.names(key, 'm').lock;
-let env: EngineEnv;
 const workers: WorkerProcess[] = [];
 
-beforeAll(async () => {
-  env = await startEngineEnv();
-});
+// Registered first, so the workers stop before the env's own afterEach closes the engines.
 afterEach(async () => {
   await Promise.all(workers.splice(0).map((w) => w.stop()));
-  await env.closeEngines();
 });
-afterAll(async () => {
-  await env?.stop();
-});
+const env = useLockEnv();
 
 describe('fixed lease (leaseMs)', () => {
   it.each([

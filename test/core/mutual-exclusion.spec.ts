@@ -5,7 +5,7 @@
  * (the control that shows this workload can catch a broken lock).
  */
 import * as path from 'path';
-import { startEngineEnv, EngineEnv, uniqueKey } from './support/engine-env';
+import { uniqueKey, useLockEnv } from '../support/lock-env';
 import { spawnWorker, WorkerProcess } from '../support/spawn-worker';
 import { DEFAULT_COHORT_BOUNDS } from '../../lib/core/engine/cohort';
 
@@ -31,13 +31,7 @@ interface Outcome {
   done: Done[];
 }
 
-let env: EngineEnv;
-beforeAll(async () => {
-  env = await startEngineEnv();
-});
-afterAll(async () => {
-  await env?.stop();
-});
+const env = useLockEnv();
 
 /** Runs PROCESSES workers with CALLERS loops of `iterations` each; returns what Redis holds afterwards. */
 async function runWorkload(locked: boolean, iterations: number): Promise<Outcome> {

@@ -5,21 +5,11 @@
  */
 import { KeySpace } from '../../lib/core/engine/key-space';
 import type { LockHandle } from '../../lib/core/engine/lock-handle';
-import { EngineEnv, holdCount, nextEvent, startEngineEnv, track, uniqueKey } from './support/engine-env';
+import { holdCount, nextEvent, track, uniqueKey, useLockEnv } from '../support/lock-env';
 
 const PREFIX = 'reent:';
 const keys = new KeySpace(PREFIX);
-let env: EngineEnv;
-
-beforeAll(async () => {
-  env = await startEngineEnv();
-});
-afterEach(async () => {
-  await env.closeEngines();
-});
-afterAll(async () => {
-  await env?.stop();
-});
+const env = useLockEnv();
 
 const lockName = (key: string): string => keys.names(key, 'm').lock;
 

@@ -6,28 +6,11 @@
 import { KeySpace } from '../../lib/core/engine/key-space';
 import { LockLostError, LockNotAcquiredError } from '../../lib/core/errors';
 import { waitUntil } from '../support/wait';
-import {
-  commandsDuring,
-  EngineEnv,
-  holdCount,
-  startEngineEnv,
-  uniqueKey,
-  whenAborted,
-} from './support/engine-env';
+import { commandsDuring, holdCount, uniqueKey, useLockEnv, whenAborted } from '../support/lock-env';
 
 const PREFIX = 'reentry:';
 const keys = new KeySpace(PREFIX);
-let env: EngineEnv;
-
-beforeAll(async () => {
-  env = await startEngineEnv();
-});
-afterEach(async () => {
-  await env.closeEngines();
-});
-afterAll(async () => {
-  await env?.stop();
-});
+const env = useLockEnv();
 
 const lockName = (key: string): string => keys.names(key, 'm').lock;
 

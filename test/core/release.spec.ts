@@ -5,23 +5,13 @@
 import { LockLostError } from '../../lib/core/errors';
 import { KeySpace } from '../../lib/core/engine/key-space';
 import type { LockOptions } from '../../lib/core/options/lock-options';
-import { EngineEnv, holdCount, startEngineEnv, uniqueKey, whenAborted } from './support/engine-env';
+import { holdCount, uniqueKey, useLockEnv, whenAborted } from '../support/lock-env';
 import { waitUntil } from '../support/wait';
 
 const PREFIX = 'rel:';
 const keys = new KeySpace(PREFIX);
 const lockName = (key: string): string => keys.names(key, 'm').lock;
-let env: EngineEnv;
-
-beforeAll(async () => {
-  env = await startEngineEnv();
-});
-afterEach(async () => {
-  await env.closeEngines();
-});
-afterAll(async () => {
-  await env?.stop();
-});
+const env = useLockEnv();
 
 const KINDS: [string, LockOptions][] = [
   ['reentrant mutex', {}],

@@ -7,7 +7,7 @@ import * as path from 'path';
 import { KeySpace } from '../../lib/core/engine/key-space';
 import type { LockHandle } from '../../lib/core/engine/lock-handle';
 import { spawnWorker, WorkerProcess } from '../support/spawn-worker';
-import { EngineEnv, EventPayload, nextEvent, startEngineEnv, track, uniqueKey } from './support/engine-env';
+import { EventPayload, LockEnv, nextEvent, track, uniqueKey, useLockEnv } from '../support/lock-env';
 
 const WORKER = path.join(__dirname, 'workers', 'lock-worker.ts');
 const PREFIX = 'wake:';
@@ -22,19 +22,13 @@ const LONG_LEASE = { ...NO_POLLING, watchdogLeaseMs: 600_000 };
 const WAIT = { waitMs: 600_000 };
 
 const keys = new KeySpace(PREFIX);
-let env: EngineEnv;
 const workers: WorkerProcess[] = [];
 
-beforeAll(async () => {
-  env = await startEngineEnv();
-});
+// Registered first, so the workers stop before the env's own afterEach closes the engines.
 afterEach(async () => {
   await Promise.all(workers.splice(0).map((w) => w.stop()));
-  await env.closeEngines();
 });
-afterAll(async () => {
-  await env?.stop();
-});
+const env = useLockEnv();
 
 function startWorker(): WorkerProcess {
   const worker = spawnWorker(WORKER, {
@@ -45,7 +39,7 @@ function startWorker(): WorkerProcess {
 }
 
 /** Collects the `acquired` events of one engine for one key. */
-function acquiredEvents(engine: ReturnType<EngineEnv['engine']>, key: string): EventPayload<'acquired'>[] {
+function acquiredEvents(engine: ReturnType<LockEnv['engine']>, key: string): EventPayload<'acquired'>[] {
   const seen: EventPayload<'acquired'>[] = [];
   engine.events.on('acquired', (e) => {
     if (e.key === key) seen.push(e);

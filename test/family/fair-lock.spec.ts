@@ -7,18 +7,10 @@ import { fairDeadlinesKey } from '../../lib/core/kinds/fair-lock';
 import calculateSlot from 'cluster-key-slot';
 import { keysWithoutTtl } from '../support/redis-assertions';
 import { waitUntil } from '../support/wait';
-import { FamilyEnv, lockNames, PREFIX, startFamilyEnv, uniqueKey, whenAborted } from './support/family-env';
+import { uniqueKey, useLockEnv, whenAborted } from '../support/lock-env';
+import { FAMILY_ENV, lockNames, PREFIX } from './support/family-locks';
 
-let env: FamilyEnv;
-beforeAll(async () => {
-  env = await startFamilyEnv();
-});
-afterEach(async () => {
-  await env.cleanup();
-});
-afterAll(async () => {
-  await env?.stop();
-});
+const env = useLockEnv(FAMILY_ENV);
 
 const FAIR = { fair: true } as const;
 const queueLength = (key: string): Promise<number> => env.admin.zcard(lockNames(key, 'fair').aux);

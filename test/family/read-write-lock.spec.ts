@@ -3,18 +3,10 @@
  * exclusion, fencing, reentrancy, downgrade and the refused upgrade.
  */
 import { LockNotAcquiredError, LockUpgradeError } from '../../lib/core/errors';
-import { FamilyEnv, lockNames, startFamilyEnv, uniqueKey } from './support/family-env';
+import { uniqueKey, useLockEnv } from '../support/lock-env';
+import { FAMILY_ENV, lockNames } from './support/family-locks';
 
-let env: FamilyEnv;
-beforeAll(async () => {
-  env = await startFamilyEnv();
-});
-afterEach(async () => {
-  await env.cleanup();
-});
-afterAll(async () => {
-  await env?.stop();
-});
+const env = useLockEnv(FAMILY_ENV);
 
 const READ = { mode: 'read' } as const;
 const WRITE = { mode: 'write' } as const;

@@ -4,18 +4,10 @@
  */
 import { replayIntervals } from './support/interval-log';
 import { waitUntil } from '../support/wait';
-import { FamilyEnv, lockNames, startFamilyEnv, uniqueKey } from './support/family-env';
+import { uniqueKey, useLockEnv } from '../support/lock-env';
+import { FAMILY_ENV, lockNames } from './support/family-locks';
 
-let env: FamilyEnv;
-beforeAll(async () => {
-  env = await startFamilyEnv();
-});
-afterEach(async () => {
-  await env.cleanup();
-});
-afterAll(async () => {
-  await env?.stop();
-});
+const env = useLockEnv(FAMILY_ENV);
 
 const PROCESSES = 3;
 const LOOPS = 4;

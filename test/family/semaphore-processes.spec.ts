@@ -2,18 +2,10 @@
  * Counting semaphore across OS processes: never more than `limit` holders at once under contention
  * (a Redis-side counter records the most seen), and the permit of a killed holder comes back.
  */
-import { FamilyEnv, lockNames, startFamilyEnv, uniqueKey } from './support/family-env';
+import { uniqueKey, useLockEnv } from '../support/lock-env';
+import { FAMILY_ENV, lockNames } from './support/family-locks';
 
-let env: FamilyEnv;
-beforeAll(async () => {
-  env = await startFamilyEnv();
-});
-afterEach(async () => {
-  await env.cleanup();
-});
-afterAll(async () => {
-  await env?.stop();
-});
+const env = useLockEnv(FAMILY_ENV);
 
 const PROCESSES = 3;
 const LOOPS = 4;

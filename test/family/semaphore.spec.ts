@@ -5,18 +5,10 @@
 import { LockLostError, LockWrongTypeError } from '../../lib/core/errors';
 import { keysWithoutTtl } from '../support/redis-assertions';
 import { waitUntil } from '../support/wait';
-import { FamilyEnv, lockNames, PREFIX, startFamilyEnv, uniqueKey, whenAborted } from './support/family-env';
+import { uniqueKey, useLockEnv, whenAborted } from '../support/lock-env';
+import { FAMILY_ENV, lockNames, PREFIX } from './support/family-locks';
 
-let env: FamilyEnv;
-beforeAll(async () => {
-  env = await startFamilyEnv();
-});
-afterEach(async () => {
-  await env.cleanup();
-});
-afterAll(async () => {
-  await env?.stop();
-});
+const env = useLockEnv(FAMILY_ENV);
 
 const permits = (key: string): Promise<number> => env.admin.zcard(lockNames(key, 'sem').aux);
 

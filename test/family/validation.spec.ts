@@ -3,19 +3,17 @@
  * RangeError naming the option, before any command reaches Redis (counted with INFO commandstats).
  */
 import { LockEngine } from '../../lib/core/engine/lock-engine';
-import { commandCounts, FamilyEnv, startFamilyEnv, uniqueKey } from './support/family-env';
+import { commandCounts, uniqueKey, useLockEnv } from '../support/lock-env';
+import { FAMILY_ENV } from './support/family-locks';
 
-let env: FamilyEnv;
+// One engine for every test (built below): no clean-up between tests.
+const env = useLockEnv({ ...FAMILY_ENV, cleanupAfterEach: false });
 let engine: LockEngine;
 beforeAll(async () => {
-  env = await startFamilyEnv();
   engine = env.engine();
   // Warm the connection up, so that its start-up commands are not counted below.
   const h = await engine.acquire(uniqueKey('warm-up'), { limit: 1 });
   await h.release();
-});
-afterAll(async () => {
-  await env?.stop();
 });
 
 const cases: [string, unknown, ErrorConstructor, RegExp][] = [

@@ -4,23 +4,14 @@
  */
 import type { LockEngine } from '../../lib/core/engine/lock-engine';
 import { MAX_MULTI_KEYS } from '../../lib/core';
-import { commandsDuring, EngineEnv, startEngineEnv } from '../core/support/engine-env';
+import { commandsDuring, useLockEnv } from '../support/lock-env';
 import { engineOnConnectedClient } from '../core/support/refusal';
 
-let env: EngineEnv;
+const env = useLockEnv();
 let engine: LockEngine;
 
-beforeAll(async () => {
-  env = await startEngineEnv();
-});
 beforeEach(async () => {
   engine = await engineOnConnectedClient(env, 'mbad:');
-});
-afterEach(async () => {
-  await env.closeEngines();
-});
-afterAll(async () => {
-  await env?.stop();
 });
 
 async function expectRefused(

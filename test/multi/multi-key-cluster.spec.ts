@@ -8,7 +8,7 @@ import { Cluster } from 'ioredis';
 import { createLockEngine, KeySpace, LockEngine, LockWrongTypeError } from '../../lib/core';
 import { keySlot } from '../support/cluster-slots';
 import { startCluster, type RedisClusterTopology } from '../support/redis-topologies';
-import { commandCounts, uniqueKey } from '../core/support/engine-env';
+import { commandCounts, uniqueKey } from '../support/lock-env';
 import { expectConsistent, runMultiWorkers } from './support/multi-workers';
 
 jest.setTimeout(180_000);

@@ -4,19 +4,13 @@
  * non-atomic read-modify-write of every locked key. No update may be lost, tokens strictly
  * increase per key, and every call gets its locks within its waitMs (a deadlock would time out).
  */
-import { EngineEnv, startEngineEnv, uniqueKey } from '../core/support/engine-env';
+import { uniqueKey, useLockEnv } from '../support/lock-env';
 import { expectConsistent, runMultiWorkers } from './support/multi-workers';
 
 jest.setTimeout(180_000);
 
 const WAIT_MS = '60000';
-let env: EngineEnv;
-beforeAll(async () => {
-  env = await startEngineEnv();
-});
-afterAll(async () => {
-  await env?.stop();
-});
+const env = useLockEnv();
 
 const common = (label: string, keys: string[], pattern: string): Record<string, string> => ({
   REDIS_URL: env.url,

@@ -6,35 +6,19 @@
 import { KeySpace } from '../../lib/core/engine/key-space';
 import type { LockEngine } from '../../lib/core/engine/lock-engine';
 import { LockLostError, LockPartialReentryError, LockWrongTypeError } from '../../lib/core/errors';
-import {
-  commandsDuring,
-  EngineEnv,
-  startEngineEnv,
-  track,
-  uniqueKey,
-  whenAborted,
-} from '../core/support/engine-env';
+import { commandsDuring, track, uniqueKey, useLockEnv, whenAborted } from '../support/lock-env';
 
 const PREFIX = 'multi:';
 const space = new KeySpace(PREFIX);
-let env: EngineEnv;
+const env = useLockEnv();
 let engine: LockEngine;
 let other: LockEngine;
 
-beforeAll(async () => {
-  env = await startEngineEnv();
-});
 beforeEach(async () => {
   const client = env.client();
   await client.ping();
   engine = env.engine({ redis: client, keyPrefix: PREFIX });
   other = env.engine({ keyPrefix: PREFIX });
-});
-afterEach(async () => {
-  await env.closeEngines();
-});
-afterAll(async () => {
-  await env?.stop();
 });
 
 const lockName = (key: string): string => space.names(key).lock;

@@ -6,27 +6,18 @@
 import type { LockEngine } from '../../lib/core/engine/lock-engine';
 import { KeySpace } from '../../lib/core/engine/key-space';
 import * as path from 'path';
-import { EngineEnv, startEngineEnv, uniqueKey } from '../core/support/engine-env';
+import { uniqueKey, useLockEnv } from '../support/lock-env';
 import { spawnWorker, type WorkerProcess } from '../support/spawn-worker';
 
 const PREFIX = 'sp:';
 const space = new KeySpace(PREFIX);
 const LIMIT = 5;
 const WORKER = path.join(__dirname, 'workers', 'semaphore-permits-worker.ts');
-let env: EngineEnv;
+const env = useLockEnv();
 let engines: LockEngine[];
 
-beforeAll(async () => {
-  env = await startEngineEnv();
-});
 beforeEach(() => {
   engines = [0, 1, 2].map(() => env.engine({ keyPrefix: PREFIX }));
-});
-afterEach(async () => {
-  await env.closeEngines();
-});
-afterAll(async () => {
-  await env?.stop();
 });
 
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));

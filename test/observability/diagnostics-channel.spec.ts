@@ -4,19 +4,9 @@
  */
 import * as diagnosticsChannel from 'node:diagnostics_channel';
 import { lockChannelName, lockChannels } from '../../lib/observability';
-import { EngineEnv, startEngineEnv, uniqueKey, whenAborted } from '../core/support/engine-env';
+import { uniqueKey, useLockEnv, whenAborted } from '../support/lock-env';
 
-let env: EngineEnv;
-
-beforeAll(async () => {
-  env = await startEngineEnv();
-});
-afterEach(async () => {
-  await env.closeEngines();
-});
-afterAll(async () => {
-  await env?.stop();
-});
+const env = useLockEnv();
 
 const EVENTS = ['acquired', 'notAcquired', 'contended', 'released', 'lost'] as const;
 

@@ -12,24 +12,17 @@ import {
   OTEL_METRICS,
   OTEL_SPANS,
 } from '../../lib/observability';
-import { EngineEnv, startEngineEnv, uniqueKey, whenAborted } from '../core/support/engine-env';
+import { uniqueKey, useLockEnv, whenAborted } from '../support/lock-env';
 import { histogramCount, registerTestOtelSdk, sumValue, TestOtelSdk } from './support/otel-sdk';
 
-let env: EngineEnv;
+const env = useLockEnv();
 let sdk: TestOtelSdk;
 
-beforeAll(async () => {
-  env = await startEngineEnv();
-});
 beforeEach(() => {
   sdk = registerTestOtelSdk();
 });
 afterEach(async () => {
-  await env.closeEngines();
   await sdk.shutdown();
-});
-afterAll(async () => {
-  await env?.stop();
 });
 
 const outcomes = (spans: ReturnType<TestOtelSdk['spans']>) => spans.map((s) => s.attributes[A.outcome]);

@@ -5,19 +5,9 @@
 import * as client from 'prom-client';
 import { PROM_METRICS, registerLockMetrics } from '../../lib/observability';
 import { waitUntil } from '../support/wait';
-import { EngineEnv, startEngineEnv, uniqueKey, whenAborted } from '../core/support/engine-env';
+import { uniqueKey, useLockEnv, whenAborted } from '../support/lock-env';
 
-let env: EngineEnv;
-
-beforeAll(async () => {
-  env = await startEngineEnv();
-});
-afterEach(async () => {
-  await env.closeEngines();
-});
-afterAll(async () => {
-  await env?.stop();
-});
+const env = useLockEnv();
 
 /** The value of the sample line `name{labels}` in the exposition text, or undefined. */
 function sample(text: string, name: string, labels = ''): number | undefined {

@@ -3,7 +3,7 @@ import { LockLostError, LockNotAcquiredError, LockRedisError } from '../../lib/c
 import type { LockEngine } from '../../lib/core/engine/lock-engine';
 import { createLockEngine } from '../../lib/core/topology/create-lock-engine';
 import { createInMemoryLockEngine, LockTestingControls } from '../../lib/testing';
-import { nextEvent, whenAborted } from '../core/support/engine-env';
+import { nextEvent, whenAborted } from '../support/lock-env';
 
 // The fault controls of the in-memory engine, on a plain LockEngine (no Nest, no Redis).
 let engines: LockEngine[] = [];

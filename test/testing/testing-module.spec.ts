@@ -9,7 +9,7 @@ import {
   LockLostError,
 } from '../../lib';
 import { DistributedLockTestingControls, DistributedLockTestingModule } from '../../lib/testing';
-import { whenAborted } from '../core/support/engine-env';
+import { whenAborted } from '../support/lock-env';
 import { Barrier } from '../nest/helpers/barrier';
 
 // A Nest unit test with DistributedLockTestingModule: the real service, decorator and HTTP mapping

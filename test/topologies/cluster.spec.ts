@@ -16,6 +16,7 @@ import type { WorkerProcess } from '../support/spawn-worker';
 import { sleep, waitUntil } from '../support/wait';
 import { recordFigures } from './support/figures';
 import { FenceOracle } from './support/fence-oracle';
+import { expectFailoverUnderLoad } from './support/failover-under-load';
 import {
   progress,
   runRound,
@@ -258,41 +259,20 @@ describe('Redis Cluster (3 masters + 3 replicas)', () => {
     sideWaiting.catch(() => undefined);
     await waitUntil(() => waiter.stats().channels === 1, { description: 'the side waiter to subscribe' });
 
-    let killedAt = 0;
-    let promotedAfterMs = 0;
-    let resumedAfterMs = 0;
-    const result = await runRound(workers, oracle, 'cl-failover', key, async () => {
-      await waitUntil(() => progress(workers) >= 50, {
-        timeoutMs: 60_000,
-        intervalMs: 50,
-        description: 'load before the kill',
-      });
-      killedAt = Date.now();
-      victim.kill();
-      await victim.exited;
-      await waitUntil(async () => (await cluster.masterForSlot(slot)) !== victim, {
-        timeoutMs: 60_000,
-        intervalMs: 100,
-        description: 'a replica to take over the slot',
-      });
-      promotedAfterMs = Date.now() - killedAt;
-      const before = progress(workers);
-      await waitUntil(() => progress(workers) >= before + 100, {
-        timeoutMs: 90_000,
-        intervalMs: 50,
-        description: '100 grants after the failover',
-      });
-      resumedAfterMs = Date.now() - killedAt;
+    await expectFailoverUnderLoad({
+      workers,
+      oracle,
+      scope: 'cl-failover',
+      key,
+      victim,
+      promoted: () =>
+        waitUntil(async () => (await cluster.masterForSlot(slot)) !== victim, {
+          timeoutMs: 60_000,
+          intervalMs: 100,
+          description: 'a replica to take over the slot',
+        }),
+      figures: { file: 'cluster', name: 'failover under load: master of the slot killed' },
     });
-    recordFigures('cluster', 'failover under load: master of the slot killed', {
-      ...result,
-      promotedAfterMs,
-      resumedAfterMs,
-    });
-    expect(result.regressions).toBe(0);
-    expect(result.entries).toBe(result.acquired);
-    const allowed = ['LockRedisError', 'LockNotAcquiredError', 'LockLostError'];
-    expect(Object.keys(result.errors).filter((name) => !allowed.includes(name))).toEqual([]);
 
     // The wake-up reaches the waiter through the promoted master.
     expect(await sideLock.release()).toBe(true);

@@ -20,6 +20,7 @@ import type { WorkerProcess } from '../support/spawn-worker';
 import { waitUntil } from '../support/wait';
 import { recordFigures } from './support/figures';
 import { FenceOracle } from './support/fence-oracle';
+import { expectFailoverUnderLoad } from './support/failover-under-load';
 import {
   progress,
   runRound,
@@ -139,37 +140,15 @@ describe('Sentinel (1 master + 2 replicas + 3 sentinels)', () => {
 
   it('rides out a master failover under load: progress resumes, tokens never regress', async () => {
     const victim = await master();
-    let killedAt = 0;
-    let promotedAfterMs = 0;
-    let resumedAfterMs = 0;
-    const result = await runRound(workers, oracle, 'se-failover', 'failover', async () => {
-      await waitUntil(() => progress(workers) >= 50, {
-        timeoutMs: 60_000,
-        intervalMs: 50,
-        description: 'load before the kill',
-      });
-      killedAt = Date.now();
-      victim.kill();
-      await victim.exited;
-      await group.waitForFailover(victim.port, 60_000);
-      promotedAfterMs = Date.now() - killedAt;
-      const before = progress(workers);
-      await waitUntil(() => progress(workers) >= before + 100, {
-        timeoutMs: 90_000,
-        intervalMs: 50,
-        description: '100 grants after the failover',
-      });
-      resumedAfterMs = Date.now() - killedAt;
+    await expectFailoverUnderLoad({
+      workers,
+      oracle,
+      scope: 'se-failover',
+      key: 'failover',
+      victim,
+      promoted: () => group.waitForFailover(victim.port, 60_000),
+      figures: { file: 'sentinel', name: 'failover under load: master killed' },
     });
-    recordFigures('sentinel', 'failover under load: master killed', {
-      ...result,
-      promotedAfterMs,
-      resumedAfterMs,
-    });
-    expect(result.regressions).toBe(0);
-    expect(result.entries).toBe(result.acquired);
-    const allowed = ['LockRedisError', 'LockNotAcquiredError', 'LockLostError'];
-    expect(Object.keys(result.errors).filter((name) => !allowed.includes(name))).toEqual([]);
     // The old master comes back empty and is turned into a replica of the new one.
     await victim.restart();
     await replicasLinked(2);

@@ -4,13 +4,13 @@
  */
 import type { LockEngine } from '../../../lib/core/engine/lock-engine';
 import type { LockOptions } from '../../../lib/core/options/lock-options';
-import { commandsDuring, EngineEnv } from './engine-env';
+import { commandsDuring, LockEnv } from '../../support/lock-env';
 
 /**
  * An engine on a client that is connected before counting starts, so that connection set-up
  * (HELLO, INFO) never shows up as "a command sent by the call under test".
  */
-export async function engineOnConnectedClient(env: EngineEnv, keyPrefix: string): Promise<LockEngine> {
+export async function engineOnConnectedClient(env: LockEnv, keyPrefix: string): Promise<LockEngine> {
   const client = env.client();
   await client.ping();
   return env.engine({ redis: client, keyPrefix });
@@ -33,7 +33,7 @@ export function lockCalls(
 
 /** Every call with `key`/`options` rejects (never throws) with `type` matching `message`, and no command reaches Redis. */
 export async function expectRefused(
-  env: EngineEnv,
+  env: LockEnv,
   engine: LockEngine,
   key: unknown,
   options: unknown,

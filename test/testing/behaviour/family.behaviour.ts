@@ -1,7 +1,7 @@
 import { LockUpgradeError } from '../../../lib/core/errors';
 import type { LockEngine } from '../../../lib/core/engine/lock-engine';
 import type { LockHandle } from '../../../lib/core/engine/lock-handle';
-import { nextEvent } from '../../core/support/engine-env';
+import { nextEvent } from '../../support/lock-env';
 import type { BehaviourEnv } from './behaviour-env';
 import { freshKey } from './behaviour-env';
 

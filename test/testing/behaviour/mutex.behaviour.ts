@@ -1,5 +1,5 @@
 import { LockLostError, LockNotAcquiredError } from '../../../lib/core/errors';
-import { nextEvent, whenAborted } from '../../core/support/engine-env';
+import { nextEvent, whenAborted } from '../../support/lock-env';
 import type { BehaviourEnv } from './behaviour-env';
 import { freshKey } from './behaviour-env';
 

@@ -1,0 +1,227 @@
+/*
+ * The one set-up of the engine specs (core, family, multi, observability, testing): one real
+ * redis-server per spec file, an admin client for assertions, engines, clients and workers that are
+ * always closed, and small probes (commands sent, hold counts, signal aborts, events) that never
+ * look at the clock. `useLockEnv()` registers the hooks; `startLockEnv()` is the same without them.
+ */
+import * as path from 'path';
+import Redis, { RedisOptions } from 'ioredis';
+import { createLockEngine, CreateLockEngineOptions } from '../../lib/core';
+import { LockEngine } from '../../lib/core/engine/lock-engine';
+import type { LockEventMap } from '../../lib/core/engine/lock-events';
+import { closeClient, redisClient } from './redis-assertions';
+import { redisInfo } from './redis-command';
+import { startRedis, RedisServerProcess } from './redis-server';
+import { spawnWorker, SpawnWorkerOptions, WorkerProcess } from './spawn-worker';
+
+/** How a spec file's engines and workers are built. */
+export interface LockEnvOptions {
+  /** Key prefix of every engine (unless a call gives its own) and KEY_PREFIX of every worker. */
+  keyPrefix?: string;
+  /** Folder of the worker files `worker(file)` spawns. */
+  workersDir?: string;
+}
+
+/** One redis-server for a spec file, its admin client, and what the tests built on it. */
+export interface LockEnv {
+  server: RedisServerProcess;
+  url: string;
+  /** A plain client for assertions (used by no engine). */
+  admin: Redis;
+  /** Builds an engine on this server (URL unless `redis` is given, the env's keyPrefix unless given); closed by `cleanup()`. */
+  engine(options?: Partial<CreateLockEngineOptions>): LockEngine;
+  /** A plain client for a test; closed by `cleanup()`. */
+  client(options?: RedisOptions): Redis;
+  /** Spawns a worker from `workersDir` with REDIS_URL (and KEY_PREFIX) set; stopped by `cleanup()`. */
+  worker<M = any>(file: string, options?: SpawnWorkerOptions): WorkerProcess<M>;
+  /** Stops every worker, closes every engine and client made since the last call (after each test). */
+  cleanup(): Promise<void>;
+  /** Stops everything (after all tests). */
+  stop(): Promise<void>;
+}
+
+/** Starts a redis-server and returns the helpers bound to it. */
+export async function startLockEnv(options: LockEnvOptions = {}): Promise<LockEnv> {
+  const { keyPrefix, workersDir } = options;
+  const server = await startRedis();
+  const admin = redisClient(server.url);
+  let engines: LockEngine[] = [];
+  let clients: Redis[] = [];
+  let workers: WorkerProcess[] = [];
+  const cleanup = async (): Promise<void> => {
+    const [e, c, w] = [engines, clients, workers];
+    engines = [];
+    clients = [];
+    workers = [];
+    await Promise.all(w.map((worker) => worker.stop()));
+    await Promise.all(e.map((engine) => engine.close()));
+    await Promise.all(c.map((client) => closeClient(client)));
+  };
+  return {
+    server,
+    url: server.url,
+    admin,
+    engine(engineOptions = {}) {
+      const prefix = keyPrefix === undefined ? {} : { keyPrefix };
+      const engine = createLockEngine({ redis: server.url, ...prefix, ...engineOptions });
+      engines.push(engine);
+      return engine;
+    },
+    client(clientOptions: RedisOptions = {}) {
+      const client = redisClient(server.url, clientOptions);
+      clients.push(client);
+      return client;
+    },
+    worker(file, workerOptions = {}) {
+      if (workersDir === undefined) throw new Error('worker(): this lock env was started without workersDir');
+      const prefix = keyPrefix === undefined ? {} : { KEY_PREFIX: keyPrefix };
+      const worker = spawnWorker(path.join(workersDir, file), {
+        ...workerOptions,
+        env: { REDIS_URL: server.url, ...prefix, ...workerOptions.env },
+      });
+      workers.push(worker);
+      return worker;
+    },
+    cleanup,
+    async stop() {
+      await cleanup();
+      await closeClient(admin);
+      await server.stop();
+    },
+  };
+}
+
+/**
+ * Registers the hooks of a spec file: start in beforeAll, `cleanup()` in afterEach (unless
+ * `cleanupAfterEach: false`, for files that build what every test shares in their own beforeAll),
+ * `stop()` in afterAll. Returns the env; its members may be used only while the file's tests run.
+ */
+export function useLockEnv(options: LockEnvOptions & { cleanupAfterEach?: boolean } = {}): LockEnv {
+  let current: LockEnv | undefined;
+  const env = (): LockEnv => {
+    if (!current) throw new Error('the lock env is used outside the tests of its spec file');
+    return current;
+  };
+  beforeAll(async () => {
+    current = await startLockEnv(options);
+  });
+  if (options.cleanupAfterEach !== false) {
+    afterEach(async () => {
+      await current?.cleanup();
+    });
+  }
+  afterAll(async () => {
+    await current?.stop();
+    current = undefined;
+  });
+  return {
+    get server() {
+      return env().server;
+    },
+    get url() {
+      return env().url;
+    },
+    get admin() {
+      return env().admin;
+    },
+    engine: (engineOptions) => env().engine(engineOptions),
+    client: (clientOptions) => env().client(clientOptions),
+    worker: (file, workerOptions) => env().worker(file, workerOptions),
+    cleanup: () => env().cleanup(),
+    stop: () => env().stop(),
+  };
+}
+
+/** A key no other test uses (tests share a server but never a key). */
+let seq = 0;
+export function uniqueKey(label: string): string {
+  seq += 1;
+  return `${label}:${process.pid}:${seq}:${Math.random().toString(36).slice(2, 8)}`;
+}
+
+/** Commands the server executed (INFO commandstats), by command name, INFO itself left out. */
+export async function commandCounts(port: number): Promise<Map<string, number>> {
+  const stats = await redisInfo(port, 'commandstats');
+  const counts = new Map<string, number>();
+  for (const [field, value] of Object.entries(stats)) {
+    if (!field.startsWith('cmdstat_')) continue;
+    const name = field.slice('cmdstat_'.length);
+    if (name === 'info') continue;
+    // A rejected or failed call was still sent; count it as sent.
+    const total = ['calls', 'rejected_calls', 'failed_calls']
+      .map((stat) => Number(new RegExp(`(?:^|,)${stat}=(\\d+)`).exec(value)?.[1] ?? 0))
+      .reduce((a, b) => a + b, 0);
+    counts.set(name, total);
+  }
+  return counts;
+}
+
+/** Every command the server received while `action` ran (INFO excluded), as name → count. */
+export async function commandsDuring(
+  port: number,
+  action: () => Promise<unknown>,
+): Promise<Record<string, number>> {
+  const before = await commandCounts(port);
+  await action();
+  // Let anything the action may have queued reach the server before counting again.
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  const after = await commandCounts(port);
+  const delta: Record<string, number> = {};
+  for (const [name, count] of after) {
+    const diff = count - (before.get(name) ?? 0);
+    if (diff !== 0) delta[name] = diff;
+  }
+  return delta;
+}
+
+/** Number of holds in a reentrant-mutex hash (fields other than owner and fence); 0 when absent. */
+export async function holdCount(admin: Redis, lockName: string): Promise<number> {
+  const fields = await admin.hkeys(lockName);
+  return fields.filter((f) => f !== 'owner' && f !== 'fence').length;
+}
+
+/** Resolves with the signal's reason once it aborts (at once if it already has). */
+export function whenAborted(signal: AbortSignal): Promise<unknown> {
+  if (signal.aborted) return Promise.resolve(signal.reason);
+  return new Promise((resolve) =>
+    signal.addEventListener('abort', () => resolve(signal.reason), { once: true }),
+  );
+}
+
+/** Tracks whether a promise has settled, without ever leaving it unhandled. */
+export function track<T>(promise: Promise<T>): { readonly settled: boolean; readonly result: Promise<T> } {
+  let settled = false;
+  const result = promise.finally(() => {
+    settled = true;
+  });
+  result.catch(() => undefined);
+  return {
+    get settled() {
+      return settled;
+    },
+    result,
+  };
+}
+
+/** Resolves at the next emission of `name` on `engine.events` that satisfies `predicate`. */
+export function nextEvent<K extends keyof LockEventMap>(
+  engine: LockEngine,
+  name: K,
+  predicate: (payload: EventPayload<K>) => boolean = () => true,
+): Promise<EventPayload<K>> {
+  const events = engine.events as unknown as {
+    on(n: K, l: (p: EventPayload<K>) => void): void;
+    off(n: K, l: (p: EventPayload<K>) => void): void;
+  };
+  return new Promise((resolve) => {
+    const listener = (payload: EventPayload<K>): void => {
+      if (!predicate(payload)) return;
+      events.off(name, listener);
+      resolve(payload);
+    };
+    events.on(name, listener);
+  });
+}
+
+/** The payload of one lock event. */
+export type EventPayload<K extends keyof LockEventMap> = LockEventMap[K][0];
