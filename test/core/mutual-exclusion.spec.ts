@@ -137,7 +137,7 @@ describe('mutual exclusion across processes', () => {
     expect(handedOver).toBeGreaterThan(expected / 4); // most hand-offs stayed inside a process
     // Over the first half of the sections every process still has waiters (the runs end at different
     // times, and a process left alone may keep the lock). There, no process gets more than its cohort
-    // bound of consecutive grants (1 Redis grant + 8 hand-offs), and each gets its share ±15 %.
+    // bound of consecutive grants (1 Redis grant + `passes` hand-offs), and each gets its share ±15 %.
     const firstHalf = processes.slice(0, expected / 2);
     expect(longestRun(firstHalf)).toBeLessThanOrEqual(DEFAULT_COHORT_BOUNDS.passes + 1);
     for (let p = 0; p < PROCESSES; p++) {

@@ -11,8 +11,8 @@ export interface CohortBounds {
   readonly yieldMs: number;
 }
 
-/** Default cohort bounds: at most 8 local hand-offs within 50 ms, then up to 100 ms reserved for another process. */
-export const DEFAULT_COHORT_BOUNDS: CohortBounds = { passes: 8, budgetMs: 50, yieldMs: 100 };
+/** Default cohort bounds: at most 32 local hand-offs within 50 ms, then up to 100 ms reserved for another process. */
+export const DEFAULT_COHORT_BOUNDS: CohortBounds = { passes: 32, budgetMs: 50, yieldMs: 100 };
 
 /**
  * A per-process cohort (lock cohorting, Dice, Marathe & Shavit, PPoPP 2012): the grants that follow

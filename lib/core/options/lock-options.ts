@@ -77,7 +77,7 @@ export interface LockEngineOptions {
   /**
    * Per-process cohorts for the reentrant mutex and the token lock under the watchdog: a release
    * hands the lock to the next waiter of the same process without a Redis round trip, at most
-   * `passes` times (default 8) within `budgetMs` (default 50) of the Redis grant; then it is released
+   * `passes` times (default 32) within `budgetMs` (default 50) of the Redis grant; then it is released
    * for real and, when other processes wait, reserved for up to `yieldMs` (default 100) for the one that
    * has waited longest, so processes take turns.
    * `false` turns cohorts off.
