@@ -64,6 +64,24 @@ describe('provideLockTelemetry', () => {
     expect(app.get(DistributedLockTelemetry)).toBeInstanceOf(DistributedLockTelemetry);
   });
 
+  it('is switched on by the module option telemetry: true', async () => {
+    const app = await startApp({
+      imports: [
+        DistributedLockModule.forRoot({
+          redis: server.url,
+          keyPrefix: uniquePrefix('nest-otel-option'),
+          telemetry: true,
+        }),
+      ],
+    });
+    try {
+      await (await app.get(DistributedLockService).acquire('by-option')).release();
+      expect(sdk.spans(OTEL_SPANS.wait).map((s) => s.attributes[A.outcome])).toEqual(['acquired']);
+    } finally {
+      await closeApps(app);
+    }
+  });
+
   it('stays off without a setting', async () => {
     const app = await startApp({ imports: [lockModule()], providers: [DistributedLockTelemetry] });
     try {
