@@ -84,10 +84,13 @@ describe('scenario 6: Redis frozen with SIGSTOP', () => {
       renewEveryMs: 300,
       commandTimeoutMs: 300,
     });
+    const elsewhere = faultEngine(env.redis.url, { commandTimeoutMs: 300 });
     try {
       const watchdogLock = await engine.acquire('freeze:long:watchdog');
       const fixedLock = await engine.acquire('freeze:long:fixed', { leaseMs: 800 });
-      const busy = await engine.acquire('freeze:long:busy', { leaseMs: 60_000 });
+      // Held by another process (engine): a waiter of the holder's own process would wait for it
+      // locally (cohorts) without asking the frozen Redis at all.
+      const busy = await elsewhere.acquire('freeze:long:busy', { leaseMs: 60_000 });
       const frozenAt = epochMs();
       env.redis.pause();
       const results = await Promise.all([
@@ -132,7 +135,7 @@ describe('scenario 6: Redis frozen with SIGSTOP', () => {
       });
     } finally {
       env.redis.resume();
-      await engine.close();
+      await Promise.all([engine.close(), elsewhere.close()]);
     }
   });
 });
