@@ -39,21 +39,22 @@ function busyWaitForFile(file: string, maxMs: number): number {
 async function handle(message: HolderCommand): Promise<void> {
   switch (message.cmd) {
     case 'hold': {
+      const id = message.as ?? message.key;
       try {
         const lock = await engine.acquire(message.key, { waitMs: 30_000, leaseMs: message.leaseMs });
-        held.set(message.key, lock);
+        held.set(id, lock);
         lock.signal.addEventListener('abort', () => {
           const reason =
             lock.signal.reason instanceof LockLostError
               ? lock.signal.reason.reason
               : String(lock.signal.reason);
-          send({ type: 'lost', key: message.key, reason, at: epochMs() });
+          send({ type: 'lost', key: id, reason, at: epochMs() });
         });
-        send({ type: 'acquired', key: message.key, token: lock.fencingToken, at: epochMs() });
+        send({ type: 'acquired', key: id, token: lock.fencingToken, at: epochMs() });
       } catch (err) {
         send({
           type: 'acquire-failed',
-          key: message.key,
+          key: id,
           error: (err as Error).name,
           message: (err as Error).message,
         });
@@ -62,14 +63,16 @@ async function handle(message: HolderCommand): Promise<void> {
     }
     case 'write': {
       // Deliberately ignores the signal: this is the holder that already decided to write.
-      const token = held.get(message.key)!.fencingToken;
+      const id = message.as ?? message.key;
+      const token = held.get(id)!.fencingToken;
       const accepted = await store.write(message.key, token, name);
-      send({ type: 'written', key: message.key, token, accepted, at: epochMs() });
+      send({ type: 'written', key: id, token, accepted, at: epochMs() });
       return;
     }
     case 'release': {
-      const result = await held.get(message.key)!.release();
-      send({ type: 'released', key: message.key, result, at: epochMs() });
+      const id = message.as ?? message.key;
+      const result = await held.get(id)!.release();
+      send({ type: 'released', key: id, result, at: epochMs() });
       return;
     }
     case 'block': {

@@ -1,8 +1,9 @@
 /** Commands the fault tests send to a holder worker (one JSON line each). */
 export type HolderCommand =
-  | { cmd: 'hold'; key: string; leaseMs?: number }
-  | { cmd: 'write'; key: string }
-  | { cmd: 'release'; key: string }
+  /** `as` names the handle when the worker holds (or waits for) one key twice; messages carry it as `key`. */
+  | { cmd: 'hold'; key: string; leaseMs?: number; as?: string }
+  | { cmd: 'write'; key: string; as?: string }
+  | { cmd: 'release'; key: string; as?: string }
   /**
    * Blocks the event loop with a busy loop until the file `untilFile` exists (at most `maxMs`), then
    * at once writes to `thenWrite` with the token it held before the block.
