@@ -11,22 +11,17 @@ export interface PromRegistryLike {
 }
 
 type Labels = Record<string, string>;
-interface PromMetricConfig {
-  name: string;
-  help: string;
-  labelNames?: string[];
-  registers: PromRegistryLike[];
-  buckets?: number[];
-  collect?: () => void;
-}
-/** The slice of the prom-client module used here. */
+/**
+ * The slice of the prom-client module used here. The constructors take `any`: prom-client's own
+ * generic config types differ between versions, and an app passes its `import * as client` as is.
+ */
 export interface PromClientLike {
-  Histogram: new (config: PromMetricConfig) => { observe(labels: Labels, value: number): void };
-  Counter: new (config: PromMetricConfig) => {
+  Histogram: new (config: any) => { observe(labels: Labels, value: number): void };
+  Counter: new (config: any) => {
     inc(labels: Labels, value?: number): void;
     inc(value?: number): void;
   };
-  Gauge: new (config: PromMetricConfig) => { set(value: number): void };
+  Gauge: new (config: any) => { set(value: number): void };
 }
 
 /** Options of {@link registerLockMetrics}. */

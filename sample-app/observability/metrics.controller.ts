@@ -1,5 +1,6 @@
 import { Controller, Get, Header, Inject, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
-import { Registry } from 'prom-client';
+import * as promClient from 'prom-client';
+import type { Registry } from 'prom-client';
 import { DistributedLockService, registerLockMetrics } from '../../lib';
 
 /** The app's own prom-client registry (not prom-client's global one). */
@@ -16,7 +17,8 @@ export class MetricsController implements OnModuleInit, OnApplicationShutdown {
   ) {}
 
   onModuleInit(): void {
-    this.unregister = registerLockMetrics(this.registry, this.locks);
+    // The app's own prom-client module: the metrics are built by the same copy as its registry.
+    this.unregister = registerLockMetrics(this.registry, this.locks, { client: promClient });
   }
 
   onApplicationShutdown(): void {
