@@ -97,9 +97,8 @@ export class HeldLocks implements GrantHost {
 
   /** @internal */
   onReleased(grant: LockGrant, result: ReleaseResult | 'failed', error?: unknown): void {
-    // No local short-cut wake-up here: local waiters hear the release through the same pub/sub
-    // message as every other process, so the releasing process gets no head start (measured: a
-    // local wake-up let one process win most hand-offs and doubled the others' wait p99).
+    // Local waiters are told in onGrantEnded (they did not poll Redis meanwhile); fairness across
+    // processes comes from the cohort bound and the reservation for the longest-waiting process.
     this.events.safeEmit('released', {
       key: grant.key,
       kind: kindName(grant.kind, grant.options),
