@@ -3,7 +3,7 @@ export * from './errors';
 export * from './options/lock-options';
 export { assertKnownNames, describe } from './options/validation';
 export { assertLockKey, INVALID_LOCK_KEY, isLockKeyError, lockKeyError } from './options/lock-key';
-export { prepareLockOptions, validateLockOptions } from './options/lock-options-validation';
+export { prepareLockOptions, validateLockOptions, withLockSignal } from './options/lock-options-validation';
 export { resolveEngineOptions } from './options/resolve-engine-options';
 export { resolveLockConfig, LOCK_CONFIG_OPTION_NAMES } from './options/resolve-lock-config';
 export type {

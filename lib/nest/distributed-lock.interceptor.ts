@@ -11,7 +11,13 @@ import {
   ServiceUnavailableException,
 } from '@nestjs/common';
 import { catchError, Observable, throwError } from 'rxjs';
-import { isLockKeyError, LockError, LockLostError, LockNotAcquiredError, LockRedisError } from '../core';
+import {
+  isLockKeyError,
+  LockError,
+  LockNotAcquiredError,
+  LockRedisError,
+  LockServiceClosedError,
+} from '../core';
 import { LOCK_UNAVAILABLE_MESSAGE } from './distributed-lock.messages';
 import { DISTRIBUTED_LOCK_SETTINGS } from './distributed-lock.module-definition';
 import { LockedException } from './locked.exception';
@@ -69,9 +75,7 @@ export class DistributedLockInterceptor implements NestInterceptor {
     if (error instanceof LockRedisError) return this.createUnavailableException(context, error);
     if (isLockKeyError(error)) return new BadRequestException(error.message, { cause: error });
     // Shutting down (closed service): the request may succeed on another replica.
-    if (error instanceof LockError && !(error instanceof LockLostError) && error.constructor === LockError) {
-      return this.createUnavailableException(context, error);
-    }
+    if (error instanceof LockServiceClosedError) return this.createUnavailableException(context, error);
     return error;
   }
 

@@ -125,9 +125,8 @@ export class DistributedLockService implements OnModuleInit, OnApplicationBootst
       : { status: 'down', redis: null, ...base, error: readiness.reason };
   }
 
-  /** @internal Logs connection trouble, and connects now so an unreachable Redis is logged at start. */
+  /** @internal Logs connection loss and recovery through Nest's Logger, once per change. */
   onModuleInit(): void {
-    lockServiceRegistry.register(this);
     this.engine.events.on('connection', this.logConnection);
   }
 

@@ -1,4 +1,4 @@
-import { resolveLockConfig, type ResolvedLockConfig } from '../core';
+import { describe, resolveLockConfig, type ResolvedLockConfig } from '../core';
 import type { DistributedLockModuleOptions, RetryAfterOption } from './interfaces';
 
 /** Default `drainMs` of the Nest module: app.close() waits this long for running critical sections. */
@@ -43,14 +43,14 @@ export function resolveModuleOptions(options: unknown): DistributedLockSettings 
   assertBusyStatus(busyStatus);
   assertRetryAfter(retryAfter);
   if (typeof httpErrors !== 'boolean') {
-    throw new TypeError(`httpErrors must be a boolean, got ${typeof httpErrors} ${String(httpErrors)}`);
+    throw new TypeError(`httpErrors must be a boolean, got ${describe(httpErrors)}`);
   }
   return { config, busyStatus, retryAfter, httpErrors };
 }
 
 function assertBusyStatus(status: unknown): asserts status is number {
   if (typeof status !== 'number') {
-    throw new TypeError(`busyStatus must be a number, got ${typeof status} ${String(status)}`);
+    throw new TypeError(`busyStatus must be a number, got ${describe(status)}`);
   }
   if (!Number.isInteger(status) || status < 400 || status > 599) {
     throw new RangeError(`busyStatus must be an HTTP error status from 400 to 599, got ${status}`);
@@ -61,7 +61,7 @@ function assertRetryAfter(value: unknown): asserts value is RetryAfterOption {
   if (typeof value === 'boolean' || typeof value === 'function') return;
   if (typeof value !== 'number') {
     throw new TypeError(
-      `retryAfter must be a boolean, a number of seconds or a function, got ${typeof value} ${String(value)}`,
+      `retryAfter must be a boolean, a number of seconds or a function, got ${describe(value)}`,
     );
   }
   if (!Number.isInteger(value) || value < 0) {

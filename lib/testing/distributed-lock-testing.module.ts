@@ -60,7 +60,6 @@ export class DistributedLockTestingModule {
     const settings = (): DistributedLockSettings =>
       resolveModuleOptions({
         redis: 'redis://in-memory.invalid',
-        drainMs: DEFAULT_DRAIN_MS,
         ...engineOptions,
         ...(busyStatus !== undefined && { busyStatus }),
         ...(retryAfter !== undefined && { retryAfter }),

@@ -1,4 +1,4 @@
-import { LockError } from '../errors';
+import { LockServiceClosedError } from '../errors';
 import type { AttemptResult } from '../kinds/lock-kind';
 import type { Ticket } from '../waiting/wait-queue';
 import { ATTEMPT_MARGIN_MS, type AcquisitionContext, type AcquisitionRequest } from './acquisition-context';
@@ -146,7 +146,7 @@ export class Acquisition {
     this.ctx.held.add(grant);
     if (this.ctx.isClosed()) {
       await handle.release();
-      throw new LockError('The lock service is closed', key);
+      throw new LockServiceClosedError('closed', key);
     }
     const acks = result.replicaAcks !== undefined ? { replicaAcks: result.replicaAcks } : undefined;
     emitAcquired(this.ctx.events, this.summary(), key, requestedAt - this.started, token, acks);

@@ -1,5 +1,5 @@
 import { setMaxListeners } from 'node:events';
-import { LockError } from '../errors';
+import { LockServiceClosedError } from '../errors';
 import { LockOptions, ResolvedEngineOptions } from '../options/lock-options';
 import { assertLockKey } from '../options/lock-key';
 import { LocalWaitQueues } from '../waiting/wait-queue';
@@ -174,7 +174,7 @@ export class LockEngine {
   }
 
   private async shutdown(): Promise<void> {
-    this.closing.abort(new LockError('The lock service is shutting down'));
+    this.closing.abort(new LockServiceClosedError('shutting down'));
     // Running critical sections finish first (their locks renewed), within drainMs.
     await this.sections.drain(this.options.drainMs);
     this.held.stopTimers();

@@ -1,4 +1,4 @@
-import { LockError } from '../errors';
+import { LockServiceClosedError } from '../errors';
 import type { LockOptions, ResolvedEngineOptions } from '../options/lock-options';
 import { assertLockKey } from '../options/lock-key';
 import { callLockOptions } from '../options/lock-options-validation';
@@ -36,10 +36,7 @@ export class SingleKeyLocks {
     const names = this.deps.keys.names(key, kind.tag);
     const held = heldInScope(`${engineId}|${names.lock}`);
     if (context.closing.aborted && !(held instanceof GrantHandle && held.grant.active)) {
-      throw new LockError(
-        context.held.grants.size === 0 ? 'The lock service is closed' : 'The lock service is shutting down',
-        key,
-      );
+      throw new LockServiceClosedError(context.held.grants.size === 0 ? 'closed' : 'shutting down', key);
     }
     // The grant, not this one handle: after a downgrade the frame's write handle is released while
     // the read hold on the same grant lives on, and asking again must re-enter, not self-deadlock.

@@ -6,3 +6,4 @@ export * from './lock-wrong-type.error';
 export * from './lock-upgrade.error';
 export * from './lock-replication.error';
 export * from './lock-partial-reentry.error';
+export * from './lock-service-closed.error';

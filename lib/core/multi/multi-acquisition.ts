@@ -1,4 +1,4 @@
-import { LockError } from '../errors';
+import { LockServiceClosedError } from '../errors';
 import type { AcquisitionContext } from '../engine/acquisition-context';
 import {
   abortedOut,
@@ -154,7 +154,7 @@ export class MultiAcquisition {
     const handle = new MultiGrantHandle(handles);
     if (this.ctx.isClosed()) {
       await handle.release();
-      throw new LockError('The lock service is closed', targets[0]!.key);
+      throw new LockServiceClosedError('closed', targets[0]!.key);
     }
     const summary = this.summary();
     for (const h of handles) {

@@ -1,4 +1,9 @@
-import { LockError, LockLostError, LockNotAcquiredError, LockPartialReentryError } from '../errors';
+import {
+  LockLostError,
+  LockNotAcquiredError,
+  LockPartialReentryError,
+  LockServiceClosedError,
+} from '../errors';
 import type { AcquisitionContext } from '../engine/acquisition-context';
 import { kindName } from '../engine/held-locks';
 import { monotonicMs, randomId } from '../engine/ids';
@@ -62,7 +67,7 @@ export class MultiLocks {
         targets.filter((_, i) => !grants[i]?.active).map((t) => t.key),
       );
     }
-    if (context.closing.aborted) throw new LockError('The lock service is shutting down', ordered[0]);
+    if (context.closing.aborted) throw new LockServiceClosedError('shutting down', ordered[0]);
     const fixedLease = opts.leaseMs ?? this.deps.options.defaults.leaseMs;
     return new MultiAcquisition(context, this.locker, {
       targets,

@@ -64,6 +64,17 @@ export function prepareLockOptions(options: unknown, where = 'lock options'): Lo
   return copy;
 }
 
+/**
+ * Prepared options with `signal` in place of theirs, still prepared: a call that adds its own
+ * signal (e.g. an unsubscribe) does not validate the rest again.
+ */
+export function withLockSignal(options: LockOptions, signal: AbortSignal): LockOptions {
+  if (!prepared.has(options)) return prepareLockOptions({ ...options, signal });
+  const copy = Object.freeze({ ...options, signal });
+  prepared.add(copy);
+  return copy;
+}
+
 /** The options of one call: prepared ones as they are, anything else validated now. */
 export function callLockOptions(options: unknown): LockOptions {
   return typeof options === 'object' && options !== null && prepared.has(options)

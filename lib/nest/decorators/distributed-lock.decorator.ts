@@ -3,6 +3,7 @@ import type { Observable } from 'rxjs';
 import {
   assertKnownNames,
   assertMultiKeyOptions,
+  describe,
   LOCK_OPTION_NAMES,
   LockError,
   prepareLockOptions,
@@ -78,7 +79,7 @@ function serviceOf(thisArg: unknown): RegisteredLockService {
 function compileCall(options: unknown, where: string, declaredParams: number | undefined): LockedCall {
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
     throw new TypeError(
-      `@DistributedLock() on ${where} needs an options object with a "key", got ${typeof options}`,
+      `@DistributedLock() on ${where} needs an options object with a "key", got ${describe(options)}`,
     );
   }
   const what = `@DistributedLock() options on ${where}`;
@@ -86,7 +87,7 @@ function compileCall(options: unknown, where: string, declaredParams: number | u
   const { key, onBusy, ...lockOptions } = options as DistributedLockOptions;
   if (onBusy !== undefined && onBusy !== 'throw' && onBusy !== 'skip') {
     throw new TypeError(
-      `@DistributedLock() on ${where}: onBusy must be 'throw' or 'skip', got ${String(onBusy)}`,
+      `@DistributedLock() on ${where}: onBusy must be 'throw' or 'skip', got ${describe(onBusy)}`,
     );
   }
   const prepared = prepareLockOptions(lockOptions, what);

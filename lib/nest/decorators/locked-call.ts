@@ -5,6 +5,7 @@ import {
   type LockHandle,
   type LockOptions,
   type MultiLockHandle,
+  withLockSignal,
 } from '../../core';
 import type { LockKeyBuilder } from '../lock-key-template';
 import type { RegisteredLockService } from '../lock-service-registry';
@@ -75,7 +76,7 @@ function lockedObservable(
       const signal = call.options.signal
         ? AbortSignal.any([call.options.signal, unsubscribed.signal])
         : unsubscribed.signal;
-      handle = await take(service, call, key, prepareLockOptions({ ...call.options, signal }));
+      handle = await take(service, call, key, withLockSignal(call.options, signal));
       if (!handle) return subscriber.complete();
       if (unsubscribed.signal.aborted) return void release();
       const h = handle;
