@@ -17,11 +17,11 @@ export type { LockEngineReadiness, LockEngineStats } from './engine/engine-statu
 export type { LockBackend, WakeupChannels } from './engine/lock-backend';
 export type { ConnectionState, LockEventMap } from './engine/lock-events';
 export { LockEvents } from './engine/lock-events';
-export { ATTEMPT_MARGIN_MS } from './engine/acquisition-context';
+export { ATTEMPT_MARGIN_MS } from './waiting/with-deadline';
 export { createLockEngine, openLockEngine } from './topology/create-lock-engine';
 export type { RedisConnectionOption } from './redis/redis-connection';
 export type { RedlockOption } from './topology/redlock/redlock-options';
 export type { RedisClient } from './redis/redis-client';
-export { KeySpace } from './engine/key-space';
+export { KeySpace } from './kinds/key-space';
 export type { MultiLockHandle } from './multi/multi-lock-handle';
 export { MAX_MULTI_KEYS, assertMultiKeyOptions } from './multi/multi-keys';

@@ -1,5 +1,5 @@
 import { randomId } from '../core/engine/ids';
-import { KeySpace, LockKindTag } from '../core/engine/key-space';
+import { KeySpace, LockKindTag } from '../core/kinds/key-space';
 import type { LockEngine } from '../core/engine/lock-engine';
 import type { AttemptRequest, LockKind } from '../core/kinds/lock-kind';
 import { LockOptions, MAX_DURATION_MS } from '../core/options/lock-options';

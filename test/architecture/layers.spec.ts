@@ -2,7 +2,7 @@
  * The rule of the layers, checked on the sources: core knows Redis and time and imports nothing from
  * Nest; the Nest layer holds no Lua and reaches core only through its public barrel (lib/core/index.ts:
  * the public types, the errors, the engine factory) — the engine itself only through the
- * DistributedLockEngine token. Files stay small and one concept each.
+ * DistributedLockEngine token. Files hold one concept each, kept whole (up to ~300 lines).
  */
 import * as fs from 'fs';
 import * as path from 'path';
@@ -49,10 +49,10 @@ describe('the layers of lib/', () => {
     expect(offenders).toEqual([]);
   });
 
-  it('no file under lib/ is over 200 lines', () => {
+  it('no file under lib/ is over 300 lines (one concept each, kept whole)', () => {
     const long = filesUnder(LIB, '.ts')
       .map((file) => ({ file: rel(file), lines: fs.readFileSync(file, 'utf8').split('\n').length }))
-      .filter((f) => f.lines > 200);
+      .filter((f) => f.lines > 300);
     expect(long).toEqual([]);
   });
 });

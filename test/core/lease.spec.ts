@@ -5,7 +5,7 @@
  */
 import * as path from 'path';
 import { LockLostError } from '../../lib/core/errors';
-import { KeySpace } from '../../lib/core/engine/key-space';
+import { KeySpace } from '../../lib/core/kinds/key-space';
 import { monotonicMs } from '../../lib/core/engine/ids';
 import { spawnWorker, WorkerProcess } from '../support/spawn-worker';
 import { waitUntil } from '../support/wait';

@@ -3,7 +3,7 @@
  * acquire, one release per hold, visible in the Redis hash); everything started outside it waits;
  * current() sees the lock inside the section only.
  */
-import { KeySpace } from '../../lib/core/engine/key-space';
+import { KeySpace } from '../../lib/core/kinds/key-space';
 import type { LockHandle } from '../../lib/core/engine/lock-handle';
 import { holdCount, nextEvent, track, uniqueKey, useLockEnv } from '../support/lock-env';
 

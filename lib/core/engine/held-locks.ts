@@ -1,8 +1,7 @@
 import type { LockLostError } from '../errors';
 import { monotonicMs } from './ids';
 import type { LockEvents } from './lock-events';
-import type { GrantHost } from './grant-host';
-import type { LockGrant } from './lock-grant';
+import type { GrantHost, LockGrant } from './lock-grant';
 import type { HoldRef, LockKind, ReleaseResult } from '../kinds/lock-kind';
 import type { LockOptions } from '../options/lock-options';
 import { Watchdog } from './watchdog';
@@ -23,14 +22,16 @@ export class HeldLocks implements GrantHost {
   private readonly releaseRetries = new Set<NodeJS.Timeout>();
   private stopped = false;
 
+  private readonly cohort: CohortBounds | false;
+
   constructor(
     readonly engineId: string,
     private readonly events: LockEvents,
-    renewEveryMs: number,
     private readonly queues: LocalWaitQueues,
-    private readonly cohort: CohortBounds | false,
+    settings: { readonly renewEveryMs: number; readonly cohort: CohortBounds | false },
   ) {
-    this.watchdog = new Watchdog(renewEveryMs, (round) => this.events.safeEmit('renewed', round));
+    this.cohort = settings.cohort;
+    this.watchdog = new Watchdog(settings.renewEveryMs, (round) => this.events.safeEmit('renewed', round));
   }
 
   /** Tracks a new grant (and hands it to the watchdog when it has no fixed lease). */

@@ -1,14 +1,16 @@
 import type { LockOptions } from '../options/lock-options';
 import type { HandoffTarget, Ticket } from '../waiting/wait-queue';
-import type { AcquisitionContext, AcquisitionRequest } from './acquisition-context';
+import type { AcquisitionContext, AcquisitionRequest } from './acquisition';
 import type { LockGrant } from './lock-grant';
 import type { GrantHandle } from './lock-handle';
 
-/** What the local hand-off needs from its waiter. */
+/** What the local hand-off needs from its waiter (its AcquisitionWait). */
 export interface HandoffWaiter {
   aborted(): boolean;
   /** Wakes the waiter's sleep (a lock was handed over, or the local holder let go). */
   wake(): void;
+  /** Reports contention on `key` (here: settled inside this process). */
+  reportContention(key: string, retryAfterMs: number): void;
 }
 
 /**
@@ -22,17 +24,17 @@ export class LocalHandoff {
   /** Set once run() has settled: later hand-offs are refused. */
   private settled = false;
   private reportedLocal = false;
+  /** Cohort kinds (and cohorts on): local waiters wait for the local holder instead of polling Redis. */
+  readonly enabled: boolean;
 
   constructor(
-    /** Cohort kinds: local waiters wait for the local holder instead of polling Redis. */
-    readonly enabled: boolean,
     private readonly ctx: AcquisitionContext,
     private readonly req: AcquisitionRequest,
-    private readonly kindLabel: string,
     private readonly ticket: Ticket,
     private readonly waiter: HandoffWaiter,
   ) {
-    if (!enabled) return;
+    this.enabled = req.kind.cohorts === true && ctx.reserveTokens > 1;
+    if (!this.enabled) return;
     ticket.handoff = {
       options: req.options,
       accepts: (grant: LockGrant) => this.accepts(grant),
@@ -62,7 +64,7 @@ export class LocalHandoff {
     // Contention all the same, only settled in this process: reported once per wait.
     if (!this.reportedLocal) {
       this.reportedLocal = true;
-      this.ctx.events.safeEmit('contended', { key: this.req.key, kind: this.kindLabel, retryAfterMs: -1 });
+      this.waiter.reportContention(this.req.key, -1);
     }
     return true;
   }

@@ -3,13 +3,13 @@ import { LockServiceClosedError } from '../errors';
 import { LockOptions, ResolvedEngineOptions } from '../options/lock-options';
 import { assertLockKey } from '../options/lock-key';
 import { LocalWaitQueues } from '../waiting/wait-queue';
-import type { AcquisitionContext } from './acquisition-context';
+import type { AcquisitionContext } from './acquisition';
 import { CriticalSections } from './critical-sections';
 import { LockEngineReadiness, LockEngineStats, pingReadiness } from './engine-status';
 import { HeldLocks } from './held-locks';
 import { HoldTimes } from './hold-times';
 import { randomId } from './ids';
-import { KeySpace } from './key-space';
+import { KeySpace } from '../kinds/key-space';
 import type { LockBackend } from './lock-backend';
 import { currentInScope, runInLockScope } from './lock-context';
 import { LockEvents } from './lock-events';
@@ -48,7 +48,7 @@ export class LockEngine {
     this.keys = new KeySpace(options.keyPrefix);
     // Every waiter listens to `closing` until it leaves; thousands of waiters are normal, not a leak.
     setMaxListeners(0, this.closing.signal);
-    this.held = new HeldLocks(this.engineId, this.events, options.renewEveryMs, this.queues, options.cohort);
+    this.held = new HeldLocks(this.engineId, this.events, this.queues, options);
     backend.watchConnections?.((state) => this.events.safeEmit('connection', state));
     this.events.on('released', (e) => {
       if (e.result === 'released') this.holdTimes.record(e.key, e.heldMs);

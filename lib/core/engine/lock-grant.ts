@@ -1,13 +1,31 @@
 import { LockLostError, LockLostReason } from '../errors';
 import { monotonicMs } from './ids';
-import type { LockKeyNames } from './key-space';
+import type { LockKeyNames } from '../kinds/key-space';
 import type { HoldRef, LockKind, ReleaseResult } from '../kinds/lock-kind';
 import type { LockOptions } from '../options/lock-options';
 import type { Cohort } from './cohort';
-import type { GrantHost } from './grant-host';
 
-/** The lease of a new grant. */
-export interface GrantLease {
+/** What a grant needs from the engine that issued it (HeldLocks). */
+export interface GrantHost {
+  readonly engineId: string;
+  onGrantEnded(grant: LockGrant): void;
+  onReleased(grant: LockGrant, result: ReleaseResult | 'failed', error?: unknown): void;
+  /** Retries a release that failed on a Redis error, in the background, until `untilMonotonic`. */
+  retryRelease(grant: LockGrant, hold: HoldRef, untilMonotonic: number): void;
+  onLost(grant: LockGrant, error: LockLostError): void;
+  /** Hands the lock to a local waiter instead of releasing it in Redis (cohorts); false: release. */
+  handOff(grant: LockGrant): boolean;
+  extend(grant: LockGrant, leaseMs: number): Promise<void>;
+}
+
+/** What a new grant is: the lock, its owner and token, and its lease. */
+export interface GrantSpec {
+  readonly kind: LockKind;
+  readonly key: string;
+  readonly names: LockKeyNames;
+  readonly owner: string;
+  readonly fencingToken: number;
+  readonly options: LockOptions;
   readonly leaseMs: number;
   readonly watchdog: boolean;
   /** Monotonic time the granting request was sent: the lease is counted from then. */
@@ -46,26 +64,36 @@ export class LockGrant {
   /** Set when a cohort ended at its bound: this process' next waiter yields this long (ms). */
   yieldOnEnd = 0;
 
+  readonly kind: LockKind;
+  /** The user key, exactly as given. */
+  readonly key: string;
+  readonly names: LockKeyNames;
+  /** The owner id written to Redis (shared by a cohort's grants). */
+  readonly owner: string;
+  readonly fencingToken: number;
+  readonly options: LockOptions;
+
   constructor(
     readonly host: GrantHost,
-    readonly kind: LockKind,
-    readonly key: string,
-    readonly names: LockKeyNames,
-    readonly owner: string,
-    readonly fencingToken: number,
-    readonly options: LockOptions,
-    lease: GrantLease,
+    spec: GrantSpec,
   ) {
-    this.leaseMs = lease.leaseMs;
-    this.watchdog = lease.watchdog;
-    this.replicaAcks = lease.replicaAcks;
-    const requestedAt = lease.requestedAt;
-    this.scopeKey = `${host.engineId}|${names.lock}`;
-    this.grantedAt = lease.grantedAt ?? requestedAt;
-    this.cohort = lease.cohort;
-    this.expiresAt = requestedAt + lease.leaseMs;
-    this.holdDeadline = options.maxHoldMs === undefined ? Infinity : requestedAt + options.maxHoldMs;
-    if (!lease.watchdog || this.holdDeadline < Infinity) this.armExpiry();
+    this.kind = spec.kind;
+    this.key = spec.key;
+    this.names = spec.names;
+    this.owner = spec.owner;
+    this.fencingToken = spec.fencingToken;
+    this.options = spec.options;
+    this.leaseMs = spec.leaseMs;
+    this.watchdog = spec.watchdog;
+    this.replicaAcks = spec.replicaAcks;
+    const requestedAt = spec.requestedAt;
+    this.scopeKey = `${host.engineId}|${spec.names.lock}`;
+    this.grantedAt = spec.grantedAt ?? requestedAt;
+    this.cohort = spec.cohort;
+    this.expiresAt = requestedAt + spec.leaseMs;
+    this.holdDeadline =
+      spec.options.maxHoldMs === undefined ? Infinity : requestedAt + spec.options.maxHoldMs;
+    if (!spec.watchdog || this.holdDeadline < Infinity) this.armExpiry();
   }
 
   /** The signal shared by the handles of this grant; aborted with LockLostError on a loss. */
@@ -83,7 +111,13 @@ export class LockGrant {
    * token, signal and async context. The caller ends this grant.
    */
   successor(fencingToken: number, now: number, options: LockOptions): LockGrant {
-    return new LockGrant(this.host, this.kind, this.key, this.names, this.owner, fencingToken, options, {
+    return new LockGrant(this.host, {
+      kind: this.kind,
+      key: this.key,
+      names: this.names,
+      owner: this.owner,
+      fencingToken,
+      options,
       leaseMs: this.leaseMs,
       watchdog: true,
       requestedAt: this.expiresAt - this.leaseMs,

@@ -11,14 +11,15 @@ import { GrantHandle, LockHandle } from './lock-handle';
 export async function reenter(
   events: LockEvents,
   grant: LockGrant,
-  kind: LockKind,
-  opts: LockOptions,
-  tryOnly: boolean,
+  request: { readonly kind: LockKind; readonly options: LockOptions; readonly tryOnly: boolean },
 ): Promise<LockHandle | null> {
+  const { kind, options: opts, tryOnly } = request;
   const key = grant.key;
   if (!kind.reentrant || !grant.kind.reentrant) {
     if (tryOnly) return null;
-    throw new LockNotAcquiredError(key, 0, -1, 'this async context already holds it and it is not reentrant');
+    throw new LockNotAcquiredError(key, 0, -1, {
+      reason: 'this async context already holds it and it is not reentrant',
+    });
   }
   if (grant.options.mode === 'read' && opts.mode === 'write') throw new LockUpgradeError(key);
   const holdId = randomId();

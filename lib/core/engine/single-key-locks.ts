@@ -1,30 +1,19 @@
 import { LockServiceClosedError } from '../errors';
-import type { LockOptions, ResolvedEngineOptions } from '../options/lock-options';
+import type { LockOptions } from '../options/lock-options';
 import { assertLockKey } from '../options/lock-key';
 import { callLockOptions } from '../options/lock-options-validation';
 import { Acquisition } from './acquisition';
-import type { AcquisitionContext } from './acquisition-context';
-import type { KeySpace } from './key-space';
-import type { LockBackend } from './lock-backend';
+import type { LockingParts } from './acquisition';
 import { heldInScope } from './lock-context';
 import { GrantHandle, LockHandle } from './lock-handle';
 import { reenter } from './reentry';
-
-/** What single-key locking needs from its engine. */
-export interface SingleKeyLockDeps {
-  readonly engineId: string;
-  readonly keys: KeySpace;
-  readonly backend: LockBackend;
-  readonly context: AcquisitionContext;
-  readonly options: ResolvedEngineOptions;
-}
 
 /**
  * The single-key side of a LockEngine (acquire, tryAcquire, using with one key): validation,
  * re-entry by async context (reentry.ts), and the wait (Acquisition).
  */
 export class SingleKeyLocks {
-  constructor(private readonly deps: SingleKeyLockDeps) {}
+  constructor(private readonly deps: LockingParts) {}
 
   /** Validates (before any I/O), re-enters when this context holds the lock, else waits for it. */
   async lock(key: string, options: LockOptions | undefined, tryOnly: boolean): Promise<LockHandle | null> {
@@ -41,7 +30,7 @@ export class SingleKeyLocks {
     // The grant, not this one handle: after a downgrade the frame's write handle is released while
     // the read hold on the same grant lives on, and asking again must re-enter, not self-deadlock.
     if (held instanceof GrantHandle) {
-      if (held.grant.active) return reenter(context.events, held.grant, kind, opts, tryOnly);
+      if (held.grant.active) return reenter(context.events, held.grant, { kind, options: opts, tryOnly });
       // Inside a critical section whose lock is lost, asking again must not quietly take a new lock:
       // the code around it still assumes the old one. A normally released grant is simply over.
       if (held.grant.lost) throw held.grant.lost;

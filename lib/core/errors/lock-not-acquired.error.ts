@@ -1,5 +1,13 @@
 import { LockError } from './lock-error';
 
+/** Why a lock was not acquired, beyond the time waited. */
+export interface LockNotAcquiredDetails {
+  /** Replaces "still busy after waiting N ms" in the message. */
+  readonly reason?: string;
+  /** When the lock is likely free, in ms (default: `retryAfterMs`). */
+  readonly expectedFreeInMs?: number;
+}
+
 /** The lock stayed busy until `waitMs` ran out (or it is held by this context and not reentrant). */
 export class LockNotAcquiredError extends LockError {
   /** How long the caller waited, in milliseconds. */
@@ -13,13 +21,8 @@ export class LockNotAcquiredError extends LockError {
    */
   readonly expectedFreeInMs: number;
 
-  constructor(
-    key: string,
-    waitedMs: number,
-    retryAfterMs = -1,
-    reason?: string,
-    expectedFreeInMs = retryAfterMs,
-  ) {
+  constructor(key: string, waitedMs: number, retryAfterMs = -1, details: LockNotAcquiredDetails = {}) {
+    const { reason, expectedFreeInMs = retryAfterMs } = details;
     super(
       reason
         ? `Lock "${key}" not acquired: ${reason}`

@@ -1,4 +1,4 @@
-import type { LockKeyNames } from '../engine/key-space';
+import type { LockKeyNames } from './key-space';
 import type {
   LockKind,
   AttemptRequest,

@@ -1,4 +1,4 @@
-import type { LockKeyNames, LockKindTag } from '../engine/key-space';
+import type { LockKeyNames, LockKindTag } from './key-space';
 import type { LockOptions } from '../options/lock-options';
 
 /** One attempt to take (or re-enter) a lock. */

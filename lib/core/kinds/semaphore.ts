@@ -7,7 +7,7 @@ import type {
   RenewRequest,
   RenewResult,
 } from './lock-kind';
-import { ATTEMPT_MARGIN_MS } from '../engine/acquisition-context';
+import { ATTEMPT_MARGIN_MS } from '../waiting/with-deadline';
 import { RedisGateway } from '../redis/redis-gateway';
 import { defineScript } from '../redis/script-library';
 import {

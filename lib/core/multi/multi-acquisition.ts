@@ -1,23 +1,15 @@
 import { LockServiceClosedError } from '../errors';
-import type { AcquisitionContext } from '../engine/acquisition-context';
-import {
-  abortedOut,
-  emitAcquired,
-  emitNotAcquired,
-  timedOut,
-  type WaitSummary,
-} from '../engine/acquisition-outcome';
+import type { AcquisitionContext, AcquisitionIds } from '../engine/acquisition';
+import { AcquisitionWait } from '../engine/acquisition-wait';
 import { kindName } from '../engine/held-locks';
 import { monotonicMs, randomId } from '../engine/ids';
-import type { AcquisitionIds } from '../engine/acquisition-grant';
+import { LockGrant } from '../engine/lock-grant';
+import { GrantHandle } from '../engine/lock-handle';
 import type { LockKind } from '../kinds/lock-kind';
 import type { LockOptions } from '../options/lock-options';
-import { linkSignals } from '../waiting/abort';
-import type { Wakeups } from '../waiting/wakeup-hub';
-import { withDeadline } from '../waiting/with-deadline';
+import { ATTEMPT_MARGIN_MS } from '../waiting/with-deadline';
 import type { MultiKeyLocker, MultiLockTarget } from './multi-key-locker';
 import { MultiGrantHandle } from './multi-lock-handle';
-import { attemptRound, giveBack, grantRound, type Round } from './multi-round';
 
 /** One multi-key call's parameters, validated, keys de-duplicated and in the global order. */
 export interface MultiAcquisitionRequest {
@@ -30,32 +22,35 @@ export interface MultiAcquisitionRequest {
   readonly tryOnly: boolean;
 }
 
+/** How one round ended: every key taken, or the first busy one. */
+type Round =
+  | { status: 'granted'; tokens: number[]; requestedAt: number }
+  | { status: 'busy'; target: MultiLockTarget; retryAfterMs: number };
+
 /**
  * The wait of a multi-key call. Each round takes the groups (keys one call can take atomically)
  * in the global key order; when a group is busy, the groups already taken are given back at once
- * and the caller sleeps on the busy key's wake-ups (pub/sub, with the backoff as safety net) before
- * the next round. Nobody ever waits while holding part of a set, so no order of keys can deadlock.
+ * and the caller sleeps on the busy key's wake-ups before the next round — the same wait, backoff
+ * and outcome reporting as a single-key acquisition (AcquisitionWait). Nobody ever waits while
+ * holding part of a set, so no order of keys can deadlock.
  */
 export class MultiAcquisition {
   private readonly ids: AcquisitionIds = { owner: randomId(), holdId: randomId() };
-  private readonly started = monotonicMs();
-  private readonly deadline: number;
-  private readonly kindLabel: string;
-  private link?: { signal: AbortSignal; unlink: () => void };
-  private wake?: { channel: string; wakeups: Wakeups };
-  private attempts = 0;
-  private retryAfterMs = -1;
+  private readonly wait: AcquisitionWait;
   private busyKey?: string;
-  private backoffMs: number;
 
   constructor(
     private readonly ctx: AcquisitionContext,
     private readonly locker: MultiKeyLocker,
     private readonly req: MultiAcquisitionRequest,
   ) {
-    this.deadline = this.started + req.waitMs;
-    this.kindLabel = kindName(req.kind, req.options);
-    this.backoffMs = ctx.backoff.initialMs;
+    this.wait = new AcquisitionWait(ctx, {
+      options: req.options,
+      waitMs: req.waitMs,
+      tryOnly: req.tryOnly,
+      kindLabel: kindName(req.kind, req.options),
+      owner: this.ids.owner,
+    });
   }
 
   /** Waits for every key: a handle, null (tryOnly, still busy), or a rejection. */
@@ -63,130 +58,129 @@ export class MultiAcquisition {
     const groups = this.locker.groups(this.req.targets);
     try {
       let attemptNow = true;
-      while (!this.aborted()) {
+      while (!this.wait.aborted()) {
         if (!attemptNow) {
-          const slept = await this.sleep();
+          const slept = await this.wait.sleep(false);
           if (slept === 'timeout') return this.timedOut();
           if (slept === 'aborted') break;
         }
         attemptNow = false;
         const round = await this.round(groups);
         if (round.status === 'granted') {
-          if (this.aborted()) {
-            await giveBack(this.req, this.ids, this.req.targets);
+          if (this.wait.aborted()) {
+            await this.giveBack(this.req.targets);
             break;
           }
           return await this.grant(round);
         }
-        this.noteBusy(round);
-        if (this.remaining() <= 0) return this.timedOut();
-        if (this.wake?.channel !== round.target.names.channel) {
+        this.busyKey = round.target.key;
+        this.wait.noteBusy(round.target.key, round.retryAfterMs);
+        if (this.wait.remaining() <= 0) return this.timedOut();
+        const channel = round.target.names.channel;
+        if (!this.wait.joined(channel)) {
           // Subscribe, then try again at once: a release before the subscription would be missed.
-          if (!(await this.join(round.target.names.channel))) return this.timedOut();
+          if (!(await this.wait.join(channel))) return this.timedOut();
           attemptNow = true;
         }
       }
-      return this.abortedOut();
+      return this.wait.abortedOut(this.outcomeKey());
     } finally {
-      this.link?.unlink();
-      this.wake?.wakeups.leave();
+      this.wait.leave();
     }
   }
 
-  /** One all-or-none round over every group, in order (multi-round.ts). */
+  /**
+   * One all-or-none round over every group, in order; gives back what it took unless all were
+   * granted. Each command is bounded by what is left of the wait plus ATTEMPT_MARGIN_MS.
+   */
   private async round(groups: MultiLockTarget[][]): Promise<Round> {
-    this.attempts++;
+    this.wait.attempts++;
+    const requestedAt = monotonicMs();
+    const tokens: number[] = [];
+    const taken: MultiLockTarget[] = [];
+    const { kind, leaseMs, options } = this.req;
     try {
-      return await attemptRound(this.locker, this.req, this.ids, groups, () => this.remaining());
+      for (const group of groups) {
+        const result = await this.locker.attempt({
+          targets: group,
+          kind,
+          owner: this.ids.owner,
+          holdId: this.ids.holdId,
+          leaseMs,
+          options,
+          timeoutMs: Math.max(1, this.wait.remaining()) + ATTEMPT_MARGIN_MS,
+        });
+        if (result.status === 'busy') {
+          await this.giveBack(taken);
+          const target = group[result.index] ?? group[0]!;
+          return { status: 'busy', target, retryAfterMs: result.retryAfterMs };
+        }
+        tokens.push(...result.fencingTokens);
+        taken.push(...group);
+      }
     } catch (err) {
-      emitNotAcquired(this.ctx.events, this.summary(), 'error');
+      await this.giveBack(taken);
+      this.wait.reportFailure(this.outcomeKey(), 'error');
       throw err;
     }
+    return { status: 'granted', tokens, requestedAt };
   }
 
-  private remaining(): number {
-    return this.deadline - monotonicMs();
+  /**
+   * Releases keys taken in a round that cannot complete. A release that fails (Redis down) is left
+   * to the lease: the keys free themselves when it ends.
+   */
+  private async giveBack(targets: readonly MultiLockTarget[]): Promise<void> {
+    const { kind, options } = this.req;
+    const { owner, holdId } = this.ids;
+    await Promise.all(
+      targets.map((t) =>
+        kind.release({ key: t.key, names: t.names, owner, holdId, options }).catch(() => undefined),
+      ),
+    );
   }
 
-  private aborted(): boolean {
-    return this.req.options.signal?.aborted === true || this.ctx.closing.aborted;
-  }
-
-  private async join(channel: string): Promise<boolean> {
-    this.wake?.wakeups.leave();
-    this.wake = undefined;
-    const joining = this.ctx.hub.join(channel);
-    const wakeups = await withDeadline(joining, Math.max(1, this.remaining()));
-    if (!wakeups) {
-      joining.then(
-        (w) => w.leave(),
-        () => undefined,
-      );
-      return false;
-    }
-    this.wake = { channel, wakeups };
-    return true;
-  }
-
-  private async sleep(): Promise<'woken' | 'timeout' | 'aborted'> {
-    if (this.remaining() <= 0) return 'timeout';
-    const holderLeft = this.retryAfterMs >= 0 ? this.retryAfterMs + 1 : Infinity;
-    const ms = Math.max(1, Math.min(this.backoffMs, holderLeft, this.remaining()));
-    this.link ??= linkSignals(this.req.options.signal, this.ctx.closing);
-    await this.wake!.wakeups.wait(ms, this.link.signal);
-    this.backoffMs = Math.min(this.backoffMs * 2, this.ctx.backoff.maxMs);
-    return this.aborted() ? 'aborted' : 'woken';
-  }
-
-  private noteBusy(round: Extract<Round, { status: 'busy' }>): void {
-    this.retryAfterMs = round.retryAfterMs;
-    this.busyKey = round.target.key;
-    this.ctx.events.safeEmit('contended', {
-      key: round.target.key,
-      kind: this.kindLabel,
-      retryAfterMs: round.retryAfterMs,
-    });
-  }
-
+  /** The grants of a granted round, one per key, each held by the engine. */
   private async grant(round: Extract<Round, { status: 'granted' }>): Promise<MultiGrantHandle> {
-    const { targets } = this.req;
-    const handles = grantRound(this.ctx, this.req, this.ids, round);
+    const { targets, kind, options, leaseMs, watchdog } = this.req;
+    const { ctx, ids } = this;
+    const handles = targets.map((t, i) => {
+      const grant = new LockGrant(ctx.held, {
+        kind,
+        key: t.key,
+        names: t.names,
+        owner: ids.owner,
+        fencingToken: round.tokens[i]!,
+        options,
+        leaseMs,
+        watchdog,
+        requestedAt: round.requestedAt,
+      });
+      ctx.held.add(grant);
+      return new GrantHandle(grant, ids.holdId);
+    });
     const handle = new MultiGrantHandle(handles);
-    if (this.ctx.isClosed()) {
+    if (ctx.isClosed()) {
       await handle.release();
       throw new LockServiceClosedError('closed', targets[0]!.key);
     }
-    const summary = this.summary();
-    for (const h of handles) {
-      emitAcquired(this.ctx.events, summary, h.key, round.requestedAt - this.started, h.fencingToken);
-    }
+    const waitedMs = round.requestedAt - this.wait.started;
+    for (const h of handles) this.wait.reportGrant(h.key, waitedMs, h.fencingToken);
     return handle;
   }
 
-  /** This wait so far, for its outcome: it names the busy key, else the first. */
-  private summary(): WaitSummary {
-    return {
-      key: this.busyKey ?? this.req.targets[0]!.key,
-      kindLabel: this.kindLabel,
-      started: this.started,
-      attempts: this.attempts,
-      tryOnly: this.req.tryOnly,
-      retryAfterMs: this.retryAfterMs,
-    };
+  /** The key an outcome names: the busy one, else the first. */
+  private outcomeKey(): string {
+    return this.busyKey ?? this.req.targets[0]!.key;
   }
 
   private timedOut(): null {
     const count = this.req.targets.length;
-    return timedOut(
-      this.ctx,
-      this.summary(),
+    return this.wait.timedOut(
+      this.outcomeKey(),
       (waited) =>
         `held by another owner; it is one of ${count} keys asked for together ` +
         `(all or none), still busy after waiting ${Math.round(waited)} ms`,
     );
-  }
-
-  private abortedOut(): never {
-    return abortedOut(this.ctx, this.req.options.signal, this.summary());
   }
 }

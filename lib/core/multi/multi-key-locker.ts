@@ -1,4 +1,4 @@
-import type { LockKeyNames } from '../engine/key-space';
+import type { LockKeyNames } from '../kinds/key-space';
 import type { LockKind } from '../kinds/lock-kind';
 import type { LockOptions } from '../options/lock-options';
 

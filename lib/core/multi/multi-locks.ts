@@ -4,28 +4,17 @@ import {
   LockPartialReentryError,
   LockServiceClosedError,
 } from '../errors';
-import type { AcquisitionContext } from '../engine/acquisition-context';
+import type { LockingParts } from '../engine/acquisition';
 import { kindName } from '../engine/held-locks';
 import { monotonicMs, randomId } from '../engine/ids';
-import type { KeySpace } from '../engine/key-space';
-import type { LockBackend } from '../engine/lock-backend';
 import { heldInScope, runInLockScope } from '../engine/lock-context';
 import { GrantHandle } from '../engine/lock-handle';
-import type { LockOptions, ResolvedEngineOptions } from '../options/lock-options';
+import type { LockOptions } from '../options/lock-options';
 import { callLockOptions } from '../options/lock-options-validation';
 import { MultiAcquisition } from './multi-acquisition';
 import { PerKeyLocker, type MultiKeyLocker, type MultiLockTarget } from './multi-key-locker';
 import { MultiGrantHandle } from './multi-lock-handle';
 import { assertMultiKeyOptions, multiLockKeys } from './multi-keys';
-
-/** What multi-key locking needs from its engine. */
-export interface MultiLockDeps {
-  readonly engineId: string;
-  readonly keys: KeySpace;
-  readonly backend: LockBackend;
-  readonly context: AcquisitionContext;
-  readonly options: ResolvedEngineOptions;
-}
 
 /**
  * The multi-key side of a LockEngine: validation, re-entry by async context, and the all-or-none
@@ -35,7 +24,7 @@ export interface MultiLockDeps {
 export class MultiLocks {
   private readonly locker: MultiKeyLocker;
 
-  constructor(private readonly deps: MultiLockDeps) {
+  constructor(private readonly deps: LockingParts) {
     this.locker = deps.backend.multiKeys ?? new PerKeyLocker();
   }
 
@@ -93,12 +82,9 @@ export class MultiLocks {
     const refused = grants.find((g) => !kind.reentrant || !g.kind.reentrant);
     if (refused) {
       if (tryOnly) return null;
-      throw new LockNotAcquiredError(
-        refused.key,
-        0,
-        -1,
-        'this async context already holds it and it is not reentrant',
-      );
+      throw new LockNotAcquiredError(refused.key, 0, -1, {
+        reason: 'this async context already holds it and it is not reentrant',
+      });
     }
     const started = monotonicMs();
     const handles: GrantHandle[] = [];

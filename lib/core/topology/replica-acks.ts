@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import { LockRedisError, LockReplicationError } from '../errors';
 import { withDeadline } from '../waiting/with-deadline';
 import type { LockKinds } from '../kinds/kind-registry';
-import type { LockKindTag } from '../engine/key-space';
+import type { LockKindTag } from '../kinds/key-space';
 import type {
   AttemptRequest,
   AttemptResult,

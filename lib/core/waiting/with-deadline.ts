@@ -17,3 +17,9 @@ export function withDeadline<T>(
   work.catch(() => undefined);
   return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
 }
+
+/**
+ * A command sent near the end of a wait may take this much longer than `waitMs` before it is given
+ * up on: a Redis that hangs cannot hold a call more than `waitMs` + this margin.
+ */
+export const ATTEMPT_MARGIN_MS = 400;

@@ -1,6 +1,6 @@
 /** The family specs' (read-write, fair, semaphore) lock env options and the Redis names of their locks. */
 import * as path from 'path';
-import { KeySpace, LockKeyNames, LockKindTag } from '../../../lib/core/engine/key-space';
+import { KeySpace, LockKeyNames, LockKindTag } from '../../../lib/core/kinds/key-space';
 import type { LockEnvOptions } from '../../support/lock-env';
 
 /** Key prefix of every lock in the family specs (engines and workers). */

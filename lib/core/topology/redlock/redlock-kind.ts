@@ -1,6 +1,6 @@
 import { LockRedisError } from '../../errors';
 import { monotonicMs } from '../../engine/ids';
-import type { LockKindTag } from '../../engine/key-space';
+import type { LockKindTag } from '../../kinds/key-space';
 import type {
   AttemptRequest,
   AttemptResult,

@@ -7,7 +7,7 @@ import type {
   RenewRequest,
   RenewResult,
 } from '../../../core/kinds/lock-kind';
-import { ATTEMPT_MARGIN_MS } from '../../../core/engine/acquisition-context';
+import { ATTEMPT_MARGIN_MS } from '../../../core/waiting/with-deadline';
 import { busy, granted, MemoryCommands, notHeld } from '../memory-commands';
 import { MemoryHolders, removeHold } from './memory-holders';
 
