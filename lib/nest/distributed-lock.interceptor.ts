@@ -71,11 +71,12 @@ export class DistributedLockInterceptor implements NestInterceptor {
 
   /** Maps one error; anything that is not a lock error is returned unchanged. */
   protected translate(context: ExecutionContext, error: unknown): unknown {
+    // Shutting down (closed service, or a waiter given up by close()): the request may succeed on
+    // another replica. Checked first: it is also a LockNotAcquiredError.
+    if (error instanceof LockServiceClosedError) return this.createUnavailableException(context, error);
     if (error instanceof LockNotAcquiredError) return this.createLockedException(context, error);
     if (error instanceof LockRedisError) return this.createUnavailableException(context, error);
     if (isLockKeyError(error)) return new BadRequestException(error.message, { cause: error });
-    // Shutting down (closed service): the request may succeed on another replica.
-    if (error instanceof LockServiceClosedError) return this.createUnavailableException(context, error);
     return error;
   }
 
