@@ -1,4 +1,8 @@
-/** Jest: real Redis only; test/support/global-setup checks redis-server exists. */
+/**
+ * Jest: real Redis only (every spec starts its own redis-server processes on free ports, so specs run
+ * in parallel workers). Open-handle detection forces Jest in band, so it is a step of its own
+ * (`npm run test:handles`, jest.handles.config.js), not part of this parallel run.
+ */
 module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
@@ -6,7 +10,8 @@ module.exports = {
   testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/faults/', '<rootDir>/test/nest12/'],
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.jest.json' }] },
   setupFilesAfterEnv: ['<rootDir>/test/support/fail-on-unhandled.ts'],
-  detectOpenHandles: true,
   testTimeout: 60000,
-  maxWorkers: 2,
+  // Most specs wait on Redis, child processes and timers rather than on the CPU: more workers than
+  // the 2 cores keeps both busy.
+  maxWorkers: 4,
 };

@@ -1,4 +1,41 @@
-// The public API of nestjs-distributed-lock: the lock engine (also usable from plain Node) and the Nest layer.
-export * from './core';
-export * from './nest';
-export * from './observability';
+// The public API of nestjs-distributed-lock: what a Nest application writes. Every name here has an
+// entry in docs/API.md (test/architecture/public-api.spec.ts checks it). The engine for plain Node is
+// `nestjs-distributed-lock/core`; OpenTelemetry, prom-client and diagnostics_channel helpers are
+// `nestjs-distributed-lock/observability`; the testing module `/testing`; the health indicator `/terminus`.
+
+// The Nest module, its service, the decorator and the HTTP mapping.
+export { DistributedLockModule } from './nest/distributed-lock.module';
+export type {
+  DistributedLockModuleAsyncOptions,
+  DistributedLockModuleRootOptions,
+} from './nest/distributed-lock.module-definition';
+export type {
+  DistributedLockModuleOptions,
+  DistributedLockOptionsFactory,
+  RetryAfterOption,
+} from './nest/interfaces/distributed-lock-module-options.interface';
+export type {
+  DistributedLockOptions,
+  LockKeyFunction,
+} from './nest/interfaces/distributed-lock-options.interface';
+export type { DistributedLockHealth } from './nest/interfaces/distributed-lock-health.interface';
+export type { DistributedLockTelemetrySetting } from './nest/telemetry.provider';
+export { DistributedLockService } from './nest/distributed-lock.service';
+export { DistributedLock } from './nest/decorators';
+export { DistributedLockInterceptor } from './nest/distributed-lock.interceptor';
+export { LockedException } from './nest/locked.exception';
+export { DistributedLockEngine } from './nest/distributed-lock-engine';
+export { DISTRIBUTED_LOCK_METADATA } from './nest/distributed-lock.constants';
+
+// Locks, handles, events and errors (the same names as `nestjs-distributed-lock/core`).
+export type { LockOptions, ReplicaAckOptions } from './core/options/lock-options';
+export { MAX_KEY_BYTES } from './core/options/lock-options';
+export { MAX_MULTI_KEYS } from './core/multi/multi-keys';
+export { isLockKeyError } from './core/options/lock-key';
+export type { LockHandle } from './core/engine/lock-handle';
+export type { MultiLockHandle } from './core/multi/multi-lock-handle';
+export type { LockEngineReadiness, LockEngineStats } from './core/engine/engine-status';
+export type { ConnectionState, LockEventMap } from './core/engine/lock-events';
+export type { RedisConnectionOption } from './core/redis/redis-connection';
+export type { RedlockOption } from './core/topology/redlock/redlock-options';
+export * from './core/errors';

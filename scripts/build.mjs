@@ -24,12 +24,12 @@ const lib = path.join(root, 'lib');
 
 /**
  * The public entry points: subpath → source file under lib/ (without `.ts`). Adding a subpath is one
- * line here; package.json's `"./*"` export pattern picks it up. Entries whose source does not exist yet
+ * line here plus its row in package.json's `exports` (no wildcard: only these subpaths are entries). Entries whose source does not exist yet
  * are skipped with a note.
  */
 const ENTRY_POINTS = {
   index: 'index',
-  core: 'core/index',
+  core: 'core/public',
   testing: 'testing/index',
   terminus: 'terminus/index',
   observability: 'observability/index',

@@ -1,7 +1,8 @@
 import { Controller, Get, Header, Inject, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import * as promClient from 'prom-client';
 import type { Registry } from 'prom-client';
-import { DistributedLockService, registerLockMetrics } from '../../lib';
+import { DistributedLockService } from '../../lib';
+import { registerLockMetrics } from '../../lib/observability';
 
 /** The app's own prom-client registry (not prom-client's global one). */
 export const METRICS_REGISTRY = Symbol('METRICS_REGISTRY');

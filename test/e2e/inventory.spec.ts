@@ -1,4 +1,4 @@
-import { createLockEngine, LockEngine } from '../../lib';
+import { createLockEngine, LockEngine } from '../../lib/core/public';
 import { FencedStore, StaleFenceError } from '../../sample-app/inventory/fenced-store';
 import { startRedis, type RedisServerProcess } from '../support/redis-server';
 import { waitUntil } from '../support/wait';

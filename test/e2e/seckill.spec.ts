@@ -1,4 +1,4 @@
-import { createLockEngine, LockEngine } from '../../lib';
+import { createLockEngine, LockEngine } from '../../lib/core/public';
 import { startRedis, type RedisServerProcess } from '../support/redis-server';
 import { InterleavingBarrier } from './support/interleaving-barrier';
 import {

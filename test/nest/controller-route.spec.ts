@@ -3,14 +3,13 @@ import { APP_INTERCEPTOR } from '@nestjs/core';
 import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
 import {
-  createLockEngine,
   DistributedLock,
   DistributedLockInterceptor,
   DistributedLockModule,
   DistributedLockService,
-  LockEngine,
   LockedException,
 } from '../../lib';
+import { createLockEngine, LockEngine } from '../../lib/core/public';
 import type { LockNotAcquiredError as BusyError } from '../../lib';
 import { closeClient, redisClient } from '../support/redis-assertions';
 import { startRedis, type RedisServerProcess } from '../support/redis-server';

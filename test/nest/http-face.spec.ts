@@ -3,13 +3,8 @@ import type { INestApplication } from '@nestjs/common';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
 import { Observable } from 'rxjs';
-import {
-  createLockEngine,
-  DistributedLock,
-  DistributedLockModule,
-  DistributedLockService,
-  type LockEngine,
-} from '../../lib';
+import { DistributedLock, DistributedLockModule, DistributedLockService } from '../../lib';
+import { createLockEngine, type LockEngine } from '../../lib/core/public';
 import { startRedis, type RedisServerProcess } from '../support/redis-server';
 import { sleep, waitUntil } from '../support/wait';
 import { closeApps, uniquePrefix } from './helpers/nest-app';

@@ -1,8 +1,8 @@
 // Jest resolver for jest.nest12.config.js (last step of `npm run test:packed`): runs the Nest-layer and e2e specs,
 // unchanged, on NestJS 12 and on the PACKED library instead of lib/.
 //   - `../../lib` (the public barrel, all the specs import) → `nestjs-distributed-lock` as installed
-//     from the tarball in test/nest12/node_modules; `lib/<entry>` (core, testing, terminus,
-//     observability) → `nestjs-distributed-lock/<entry>`.
+//     from the tarball in test/nest12/node_modules; `lib/core/public`, `lib/testing`, `lib/terminus`,
+//     `lib/observability` → `nestjs-distributed-lock/<entry>` (lib/core itself is the internal barrel).
 //   - @nestjs/*, rxjs, reflect-metadata and ioredis → test/nest12/node_modules (Nest 12), so the specs,
 //     the sample app and the library share one copy of Nest.
 // Any other import of a file under lib/ fails loudly: it would bypass the packed build.
@@ -13,7 +13,12 @@ const ROOT = path.resolve(__dirname, '..', '..');
 const LIB = path.join(ROOT, 'lib');
 const NEST12 = path.join(ROOT, 'test', 'nest12');
 /** The package's public subpath entry points (package.json exports, scripts/build.mjs ENTRY_POINTS). */
-const SUBPATHS = ['core', 'testing', 'terminus', 'observability'];
+const SUBPATHS = {
+  core: 'core/public',
+  testing: 'testing',
+  terminus: 'terminus',
+  observability: 'observability',
+};
 const REDIRECTED =
   /^(@nestjs\/|rxjs(\/|$)|reflect-metadata(\/|$)|ioredis(\/|$)|nestjs-distributed-lock(\/|$))/;
 
@@ -22,8 +27,8 @@ module.exports = function resolve(request, options) {
     const target = path.resolve(options.basedir, request);
     if (target === LIB || target === path.join(LIB, 'index'))
       return resolve('nestjs-distributed-lock', options);
-    for (const entry of SUBPATHS) {
-      if (target === path.join(LIB, entry) || target === path.join(LIB, entry, 'index')) {
+    for (const [entry, source] of Object.entries(SUBPATHS)) {
+      if (target === path.join(LIB, source) || target === path.join(LIB, source, 'index')) {
         return resolve(`nestjs-distributed-lock/${entry}`, options);
       }
     }

@@ -3,16 +3,9 @@
  * init — decorated and manual locks alike — and stops at app.close().
  */
 import { Injectable } from '@nestjs/common';
-import {
-  DistributedLock,
-  DistributedLockModule,
-  DistributedLockService,
-  DistributedLockTelemetry,
-  LOCK_ATTRIBUTES as A,
-  OTEL_METRICS,
-  OTEL_SPANS,
-  provideLockTelemetry,
-} from '../../lib';
+import { DistributedLock, DistributedLockModule, DistributedLockService } from '../../lib';
+import { DistributedLockTelemetry, provideLockTelemetry } from '../../lib/nest';
+import { LOCK_ATTRIBUTES as A, OTEL_METRICS, OTEL_SPANS } from '../../lib/observability';
 import { startRedis, type RedisServerProcess } from '../support/redis-server';
 import { closeApps, startApp, uniquePrefix } from '../nest/helpers/nest-app';
 import { registerTestOtelSdk, sumValue, TestOtelSdk } from './support/otel-sdk';

@@ -17,7 +17,7 @@ import { redisCommand } from '../support/redis-command';
 import { startRedis, type RedisServerProcess } from '../support/redis-server';
 import { startSentinel, waitForReplicaLink, type RedisSentinelTopology } from '../support/redis-topologies';
 import type { WorkerProcess } from '../support/spawn-worker';
-import { waitUntil } from '../support/wait';
+import { sleep, waitUntil } from '../support/wait';
 import { recordFigures } from './support/figures';
 import { FenceOracle } from './support/fence-oracle';
 import { expectFailoverUnderLoad } from './support/failover-under-load';
@@ -121,6 +121,22 @@ describe('Sentinel (1 master + 2 replicas + 3 sentinels)', () => {
     const plain = await engine().acquire('not-acked', { leaseMs: 10_000 });
     expect(plain.replicaAcks).toBeUndefined();
     await plain.release();
+  });
+
+  it('keeps per-process cohorts with replica acknowledgements: a hand-off carries the acked grant', async () => {
+    // A wide time budget: the hand-off below must not depend on this machine's speed.
+    const e = engine({ replicas: { count: 2, timeoutMs: 2000 }, cohort: { budgetMs: 10_000 } });
+    const handed: boolean[] = [];
+    e.events.on('acquired', (event) => handed.push(event.handedOver === true));
+    const first = await e.acquire('acked-cohort');
+    const second = e.acquire('acked-cohort', { waitMs: 5_000 });
+    await sleep(50); // the second waits locally behind the first
+    await first.release();
+    const next = await second;
+    expect(handed).toEqual([false, true]);
+    expect(next.fencingToken).toBe(first.fencingToken + 1);
+    expect(next.replicaAcks).toBe(2);
+    await next.release();
   });
 
   it("refuses and releases a grant that too few replicas acknowledged (policy 'require')", async () => {

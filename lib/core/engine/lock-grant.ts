@@ -122,6 +122,8 @@ export class LockGrant {
       watchdog: true,
       requestedAt: this.expiresAt - this.leaseMs,
       grantedAt: now,
+      // The Redis grant this holder rides on is the one the replicas acknowledged.
+      replicaAcks: this.replicaAcks,
       cohort: this.cohort,
     });
   }

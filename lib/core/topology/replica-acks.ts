@@ -47,6 +47,11 @@ class ReplicaAckedKind implements LockKind {
   readonly exclusive: boolean;
   readonly reentrant: boolean;
   readonly directedWakeupSleepMs?: number;
+  /**
+   * Cohorts stay on: a local hand-off writes nothing, and the grant it rides on (owner, lease and
+   * the reserved fencing tokens) was acknowledged by WAIT before the first holder got it.
+   */
+  readonly cohorts?: boolean;
   readonly isExclusive?: (options: LockOptions) => boolean;
   readonly abandon?: (request: AttemptRequest) => Promise<void>;
 
@@ -59,6 +64,7 @@ class ReplicaAckedKind implements LockKind {
     this.exclusive = inner.exclusive;
     this.reentrant = inner.reentrant;
     this.directedWakeupSleepMs = inner.directedWakeupSleepMs;
+    this.cohorts = inner.cohorts;
     // Optional hooks are forwarded only when the wrapped kind has them (the engine tests presence).
     if (inner.isExclusive) this.isExclusive = (options) => inner.isExclusive!(options);
     if (inner.abandon) this.abandon = (request) => inner.abandon!(request);

@@ -8,7 +8,8 @@ import type { LockTelemetryOptions } from '../../observability/lock-telemetry';
 
 /**
  * How the `Retry-After` header of a 423 answer is chosen.
- * `true` (default): the holder's remaining lease when Redis reported it, else 1 second.
+ * `true` (default): the engine's estimate of when the lock frees (`expectedFreeInMs`: a fixed lease's
+ * remaining time, else the key's recent hold times), rounded up to seconds; 1 second when unknown.
  * A number: always that many seconds. A function: its result in seconds (`undefined` = no header).
  * `false`: no header.
  */

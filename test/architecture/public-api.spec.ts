@@ -1,0 +1,75 @@
+/*
+ * The public API is curated: the root entry and `nestjs-distributed-lock/core` export what a user
+ * writes, and every name they export has an entry in docs/API.md. A new export without a docs entry
+ * fails here, and so does the root entry growing back towards a list of internals.
+ */
+import * as fs from 'fs';
+import * as path from 'path';
+import * as ts from 'typescript';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const ENTRIES = {
+  'nestjs-distributed-lock': 'lib/index.ts',
+  'nestjs-distributed-lock/core': 'lib/core/public.ts',
+};
+
+function exportedNames(files: string[]): Map<string, string[]> {
+  const options: ts.CompilerOptions = {
+    strict: true,
+    target: ts.ScriptTarget.ES2022,
+    module: ts.ModuleKind.CommonJS,
+    experimentalDecorators: true,
+    emitDecoratorMetadata: true,
+    skipLibCheck: true,
+    noEmit: true,
+  };
+  const program = ts.createProgram(files, options);
+  const checker = program.getTypeChecker();
+  return new Map(
+    files.map((file) => {
+      const symbol = checker.getSymbolAtLocation(program.getSourceFile(file)!)!;
+      return [
+        file,
+        checker
+          .getExportsOfModule(symbol)
+          .map((s) => s.name)
+          .sort(),
+      ];
+    }),
+  );
+}
+
+describe('the public API', () => {
+  const files = Object.values(ENTRIES).map((f) => path.join(ROOT, f));
+  const names = exportedNames(files);
+  const docs = fs.readFileSync(path.join(ROOT, 'docs', 'API.md'), 'utf8');
+
+  it.each(Object.entries(ENTRIES))('every name %s exports has an entry in docs/API.md', (_entry, file) => {
+    const undocumented = names.get(path.join(ROOT, file))!.filter((name) => !docs.includes(`\`${name}\``));
+    expect(undocumented).toEqual([]);
+  });
+
+  it('the root entry stays a curated list (about 40 names), not the internals', () => {
+    const root = names.get(path.join(ROOT, ENTRIES['nestjs-distributed-lock']))!;
+    expect(root.length).toBeLessThanOrEqual(50);
+    for (const internal of [
+      'describe',
+      'assertKnownNames',
+      'prepareLockOptions',
+      'withLockSignal',
+      'KeySpace',
+    ]) {
+      expect(root).not.toContain(internal);
+    }
+  });
+
+  it('package.json names each entry explicitly (no wildcard subpath)', () => {
+    const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
+      exports: Record<string, unknown>;
+    };
+    expect(Object.keys(pkg.exports).filter((k) => k.includes('*'))).toEqual([]);
+    expect(Object.keys(pkg.exports)).toEqual(
+      expect.arrayContaining(['.', './core', './testing', './terminus', './observability']),
+    );
+  });
+});
