@@ -10,7 +10,12 @@ export class LockReplicationError extends LockRedisError {
   /** Replicas that had to acknowledge it (`replicas.count`). */
   readonly required: number;
 
-  constructor(key: string, acks: number, required: number, timeoutMs: number, cause?: unknown) {
+  constructor(
+    key: string,
+    vote: { readonly acks: number; readonly required: number; readonly timeoutMs: number },
+    cause?: unknown,
+  ) {
+    const { acks, required, timeoutMs } = vote;
     super(
       `Lock "${key}" not acquired: only ${acks} of ${required} required replica(s) acknowledged the grant ` +
         `within ${timeoutMs} ms (replicas.policy 'require'); the grant was released`,

@@ -97,7 +97,7 @@ export class FairLock implements LockKind {
 
   release(h: HoldRef): Promise<ReleaseResult> {
     // KEYS[2] (the mutex's waiters) is not read when always publishing; the queue is in the same slot.
-    return releaseHold(this.gateway, MUTEX_RELEASE, [h.names.lock, h.names.aux], h, '1');
+    return releaseHold(this.gateway, MUTEX_RELEASE, h, '1');
   }
 
   renew(requests: readonly RenewRequest[]): Promise<RenewResult[]> {

@@ -105,7 +105,7 @@ export class ReadWriteLock implements LockKind {
 
   release(h: HoldRef): Promise<ReleaseResult> {
     // 'released' = this owner's last hold is gone (other readers may still hold the lock).
-    return releaseHold(this.gateway, RELEASE, [h.names.lock, h.names.aux], h);
+    return releaseHold(this.gateway, RELEASE, h);
   }
 
   renew(requests: readonly RenewRequest[]): Promise<RenewResult[]> {

@@ -70,7 +70,7 @@ export class ReentrantMutex implements LockKind {
   }
 
   release(h: HoldRef): Promise<ReleaseResult> {
-    return releaseHold(this.gateway, MUTEX_RELEASE, [h.names.lock, h.names.aux], h, '0');
+    return releaseHold(this.gateway, MUTEX_RELEASE, h, '0');
   }
 
   renew(requests: readonly RenewRequest[]): Promise<RenewResult[]> {

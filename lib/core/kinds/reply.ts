@@ -66,27 +66,25 @@ export function lateReplyAction(reply: AttemptReply): 'release' | 'abandon' | 'n
   return code === 1 || code === 2 ? 'release' : code === 0 ? 'abandon' : 'none';
 }
 
-/** Runs a per-hold release script and decodes its reply. */
+/** Runs a per-hold release script on the lock's keys (lock, aux) and decodes its reply. */
 export async function releaseHold(
   gateway: RedisGateway,
   script: LuaScript<HoldReleaseArgs, HoldReleaseReply>,
-  keys: string[],
   h: HoldRef,
 ): Promise<ReleaseResult>;
 export async function releaseHold(
   gateway: RedisGateway,
   script: LuaScript<MutexReleaseArgs, HoldReleaseReply>,
-  keys: string[],
   h: HoldRef,
   alwaysPublish: '0' | '1',
 ): Promise<ReleaseResult>;
 export async function releaseHold(
   gateway: RedisGateway,
   script: LuaScript<HoldReleaseArgs, HoldReleaseReply> | LuaScript<MutexReleaseArgs, HoldReleaseReply>,
-  keys: string[],
   h: HoldRef,
   alwaysPublish?: '0' | '1',
 ): Promise<ReleaseResult> {
+  const keys = [h.names.lock, h.names.aux];
   const args: HoldReleaseArgs = [h.owner, h.holdId, h.names.channel, gateway.publishCommand];
   const mutexArgs: MutexReleaseArgs = [
     ...args,

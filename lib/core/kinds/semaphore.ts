@@ -99,7 +99,7 @@ export class Semaphore implements LockKind {
   }
 
   release(h: HoldRef): Promise<ReleaseResult> {
-    return releaseHold(this.gateway, RELEASE, [h.names.lock, h.names.aux], h);
+    return releaseHold(this.gateway, RELEASE, h);
   }
 
   /**

@@ -77,13 +77,13 @@ class ReplicaAckedKind implements LockKind {
     let acked = 0;
     let failure: unknown;
     try {
-      acked = await waitForReplicas(this.gateway, r.names.lock, count, timeoutMs, r.key);
+      acked = await waitForReplicas(this.gateway, { redisKey: r.names.lock, key: r.key }, this.acks);
     } catch (err) {
       failure = err; // unknown counts as none acknowledged
     }
     if (acked < count && policy === 'require') {
       await this.inner.release(r).catch(() => undefined);
-      throw new LockReplicationError(r.key, acked, count, timeoutMs, failure);
+      throw new LockReplicationError(r.key, { acks: acked, required: count, timeoutMs }, failure);
     }
     return { ...result, replicaAcks: acked };
   }
@@ -103,11 +103,11 @@ class ReplicaAckedKind implements LockKind {
  */
 export async function waitForReplicas(
   gateway: RedisGateway,
-  redisKey: string,
-  count: number,
-  timeoutMs: number,
-  userKey: string,
+  lock: { readonly redisKey: string; readonly key: string },
+  acks: { readonly count: number; readonly timeoutMs: number },
 ): Promise<number> {
+  const { redisKey, key: userKey } = lock;
+  const { count, timeoutMs } = acks;
   const client = gateway.client;
   let node: Redis | undefined;
   if (isCluster(client)) {
