@@ -42,7 +42,8 @@ const DEFAULT_SETTINGS: HttpSettings = {
  * Locked (or `busyStatus`) with an honest `Retry-After`, Redis down or the service shutting down →
  * 503, a lock key built from request data that fails validation → 400. DistributedLockModule
  * registers it globally (`httpErrors: false` turns that off); it takes no lock itself. Outside HTTP
- * (RPC, WebSockets, cron, events) errors pass through unchanged. Subclass it and override the
+ * it lets errors through: DistributedLockTransportInterceptor answers in GraphQL, RPC and WebSocket
+ * contexts; cron jobs and event handlers get the errors as thrown. Subclass it and override the
  * protected hooks to change the answers.
  */
 @Injectable()
