@@ -1,4 +1,4 @@
-import { keyAttribute, LockKeyAttribute } from './key-label';
+import { keyAttribute, LockKeyAttribute, LockKeySecret } from './key-label';
 import type { LockHoldEnd, LockLifecycleSink, LockWait } from './lock-lifecycle';
 import { LOCK_ATTRIBUTES as A, LOCK_DURATION_BUCKETS, OTEL_METRICS, OTEL_SPANS } from './lock-metric-names';
 import type { OtelApi, OtelAttributes, OtelMeter, OtelSpan, OtelTracer } from './otel-api';
@@ -37,6 +37,7 @@ export interface OtelSinkSetup {
   tracer: OtelTracer | undefined;
   instruments: OtelLockInstruments;
   keyMode: LockKeyAttribute;
+  keySecret: LockKeySecret | undefined;
   metricKey: ((key: string) => string | undefined) | undefined;
 }
 
@@ -66,7 +67,7 @@ function metricAttrs(
 
 function spanAttrs(s: OtelSinkSetup, key: string, kind: string): OtelAttributes {
   const attrs: OtelAttributes = { [A.kind]: kind };
-  const pair = keyAttribute(s.keyMode, key);
+  const pair = keyAttribute(s.keyMode, key, s.keySecret);
   if (pair) attrs[pair[0]] = pair[1];
   return attrs;
 }

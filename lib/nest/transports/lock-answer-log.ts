@@ -54,6 +54,5 @@ export function escapeKey(key: string): string {
 
 /** Escapes control characters (CR, LF, ESC, …) and line/paragraph separators. */
 export function escapeForLog(text: string): string {
-  // eslint-disable-next-line no-control-regex -- matching control characters is the point
   return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => JSON.stringify(c).slice(1, -1));
 }
