@@ -10,6 +10,7 @@ import { Controller, INestMicroservice } from '@nestjs/common';
 import {
   ClientProxy,
   ClientProxyFactory,
+  type ClientOptions,
   EventPattern,
   MessagePattern,
   Payload,
@@ -66,19 +67,17 @@ class SkippingHandlers {
   }
 }
 
-type TransportCase = {
-  name: string;
-  setup: () => Promise<{
-    server: MicroserviceOptions;
-    client: Parameters<typeof ClientProxyFactory.create>[0];
-    stop?: () => Promise<void>;
-  }>;
-};
+interface TransportSetup {
+  server: MicroserviceOptions;
+  client: ClientOptions;
+  stop?: () => Promise<void>;
+}
+type TransportCase = { name: string; setup: () => Promise<TransportSetup> };
 
 const transports: TransportCase[] = [
   {
     name: 'TCP',
-    setup: async () => {
+    setup: async (): Promise<TransportSetup> => {
       const port = await getFreePort();
       const options = { host: '127.0.0.1', port };
       return {
@@ -89,7 +88,7 @@ const transports: TransportCase[] = [
   },
   {
     name: 'Redis transport',
-    setup: async () => {
+    setup: async (): Promise<TransportSetup> => {
       const broker: RedisServerProcess = await startRedis();
       const options = { host: '127.0.0.1', port: broker.port };
       return {
