@@ -128,10 +128,9 @@ function endHold(s: OtelSinkSetup, span: OtelSpan | undefined, kind: string, end
   if (end.heldMs !== undefined) span.setAttribute(A.heldMs, end.heldMs);
   if (end.end === 'lost') {
     span.addEvent(OTEL_SPANS.lostEvent, { [A.lostReason]: end.lostReason });
-    span.setStatus({
-      code: api.SpanStatusCode.ERROR,
-      message: end.error?.message ?? `lock lost: ${end.lostReason}`,
-    });
+    // The loss's own message names the key: on the span only when raw keys are asked for.
+    const message = s.keyMode === 'raw' ? end.error?.message : undefined;
+    span.setStatus({ code: api.SpanStatusCode.ERROR, message: message ?? `lock lost: ${end.lostReason}` });
   }
   span.end();
 }

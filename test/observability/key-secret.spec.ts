@@ -5,7 +5,7 @@
  */
 import { createHash, createHmac } from 'node:crypto';
 import { hashKey, instrumentLockEvents, LOCK_ATTRIBUTES as A, OTEL_SPANS } from '../../lib/observability';
-import { useLockEnv } from '../support/lock-env';
+import { useLockEnv, whenAborted } from '../support/lock-env';
 import { registerTestOtelSdk, TestOtelSdk } from './support/otel-sdk';
 
 const env = useLockEnv();
@@ -48,6 +48,18 @@ describe("span key hashes (key: 'hash')", () => {
     expect(await spanKeyHash({ keySecret: Buffer.from(SECRET) })).toBe(expected);
     expect(await spanKeyHash({ keySecret: `${SECRET}-other` })).not.toBe(expected);
     expect(hashKey(KEY, SECRET)).toBe(expected);
+  });
+
+  it('keep the key out of a lost lock’s span status too', async () => {
+    const engine = env.engine({ keyPrefix: 'otel-secret:' });
+    const dispose = instrumentLockEvents(engine.events);
+    const handle = await engine.acquire(KEY, { leaseMs: 50 });
+    await whenAborted(handle.signal);
+    await handle.release();
+    dispose();
+    const [hold] = sdk.spans(OTEL_SPANS.hold);
+    expect(hold!.status.message).toBe('lock lost: expired');
+    expect(JSON.stringify(hold!.attributes)).not.toContain('alice');
   });
 
   it('refuses a keySecret that is too short or not a string or bytes', () => {

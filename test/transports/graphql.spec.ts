@@ -6,10 +6,17 @@
  * included) and no ERROR in the log; onBusy: 'skip' on a mutation fails the start-up.
  */
 import { ApolloDriver, type ApolloDriverConfig } from '@nestjs/apollo';
-import type { INestApplication } from '@nestjs/common';
+import type { ExecutionContext, INestApplication } from '@nestjs/common';
+import { APP_INTERCEPTOR } from '@nestjs/core';
 import { Args, GraphQLModule, Int, Mutation, Query, Resolver } from '@nestjs/graphql';
 import { Test } from '@nestjs/testing';
-import { DistributedLock, DistributedLockService } from '../../lib';
+import { GraphQLError } from 'graphql';
+import {
+  DistributedLock,
+  DistributedLockService,
+  DistributedLockTransportInterceptor,
+  type LockErrorAnswer,
+} from '../../lib';
 import { closeApps } from '../nest/helpers/nest-app';
 import { CapturingLogger } from './support/capturing-logger';
 import {
@@ -173,6 +180,40 @@ describe('GraphQL (Apollo)', () => {
     expect(revealsKey(body)).toBe(false);
     // The only ERROR is the connection change the module reports once, not the answer.
     expect(logger.since(from, 'error').filter((l) => !/unreachable/.test(l.message))).toEqual([]);
+  });
+});
+
+describe('a subclass of DistributedLockTransportInterceptor', () => {
+  it('answers instead of the module’s own interceptor, once', async () => {
+    class ConflictAnswers extends DistributedLockTransportInterceptor {
+      protected override createGraphqlError(_context: ExecutionContext, answer: LockErrorAnswer) {
+        const code = answer.code === 'LOCKED' ? 'CONFLICT' : answer.code;
+        return new GraphQLError(`conflict: ${answer.message}`, { extensions: { code } });
+      }
+    }
+    const custom = await startLockFixture('graphql-custom');
+    const moduleRef = await Test.createTestingModule({
+      imports: [custom.module(), graphql()],
+      providers: [AccountResolver, Ledger, { provide: APP_INTERCEPTOR, useClass: ConflictAnswers }],
+    }).compile();
+    const customApp = moduleRef.createNestApplication({ logger: false });
+    await customApp.listen(0, '127.0.0.1');
+    const held = await custom.holdElsewhere('account:carol@example.com');
+    try {
+      const res = await fetch(`${(await customApp.getUrl()).replace('[::1]', '127.0.0.1')}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query: 'mutation { debitNow(email: "carol@example.com") }' }),
+      });
+      const body = (await res.json()) as { errors: any[] };
+      expect(body.errors).toHaveLength(1);
+      expect(body.errors[0].message).toBe('conflict: The resource is locked by another request; retry later');
+      expect(body.errors[0].extensions.code).toBe('CONFLICT');
+    } finally {
+      await held.release();
+      await closeApps(customApp);
+      await custom.close();
+    }
   });
 });
 
