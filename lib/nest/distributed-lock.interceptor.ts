@@ -23,6 +23,7 @@ import { DISTRIBUTED_LOCK_SETTINGS } from './distributed-lock.module-definition'
 import { LockedException } from './locked.exception';
 import { DEFAULT_BUSY_STATUS, DistributedLockSettings } from './module-options';
 import { retryAfterSeconds } from './retry-after';
+import { escapeForLog } from './log-escape';
 
 // Set on the request by the outermost instance, so one translation happens per request even when
 // the module's global interceptor and a user's own (sub)class are both registered.
@@ -96,7 +97,8 @@ export class DistributedLockInterceptor implements NestInterceptor {
     const now = performance.now();
     if (now - this.lastUnavailableLog >= UNAVAILABLE_LOG_EVERY_MS) {
       this.lastUnavailableLog = now;
-      this.logger.warn(`Answering 503: ${error.message}`);
+      // Escaped: a key in the message (user data) cannot forge log lines.
+      this.logger.warn(`Answering 503: ${escapeForLog(error.message)}`);
     }
     return new ServiceUnavailableException(LOCK_UNAVAILABLE_MESSAGE, { cause: error });
   }

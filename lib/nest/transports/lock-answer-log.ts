@@ -1,10 +1,10 @@
 import { Logger } from '@nestjs/common';
 import { LockError } from '../../core';
+import { escapeForLog, escapeKey } from '../log-escape';
 import type { LockErrorAnswer } from './lock-error-answer';
 
 /** One warn line per code at most this often: contention or an outage must not flood the log. */
 export const ANSWER_LOG_EVERY_MS = 10_000;
-const MAX_KEY_CHARS = 120;
 
 /**
  * Writes what the transport answers to Nest's Logger: busy and unavailable as one warn line per
@@ -45,14 +45,4 @@ function describeLockError(error: LockError): string {
   const key = error.key === undefined ? undefined : escapeKey(error.key);
   const message = error.key ? error.message.split(error.key).join('…') : error.message;
   return `${error.name}${key ? ` (key ${key})` : ''}: ${escapeForLog(message)}`;
-}
-
-/** A key for a log line: JSON-quoted (control characters escaped), at most 120 characters. */
-export function escapeKey(key: string): string {
-  return JSON.stringify(key.length > MAX_KEY_CHARS ? `${key.slice(0, MAX_KEY_CHARS)}…` : key);
-}
-
-/** Escapes control characters (CR, LF, ESC, …) and line/paragraph separators. */
-export function escapeForLog(text: string): string {
-  return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => JSON.stringify(c).slice(1, -1));
 }
