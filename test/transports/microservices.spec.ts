@@ -194,6 +194,35 @@ describe.each(transports)('microservices over $name', ({ setup }) => {
   });
 });
 
+describe('transportErrors: false', () => {
+  it('leaves lock errors to Nest (and to an interceptor of your own)', async () => {
+    const fixture = await startLockFixture('rpc-off');
+    const options = { host: '127.0.0.1', port: await getFreePort() };
+    const moduleRef = await Test.createTestingModule({
+      imports: [fixture.module({ transportErrors: false })],
+      controllers: [AccountHandlers],
+      providers: [Ledger],
+    }).compile();
+    const service = moduleRef.createNestMicroservice<MicroserviceOptions>({
+      transport: Transport.TCP,
+      options,
+      logger: false,
+    });
+    await service.listen();
+    const client = ClientProxyFactory.create({ transport: Transport.TCP, options });
+    const held = await fixture.holdElsewhere('account:off@example.com');
+    try {
+      const error = await sendError(client, 'debitNow', { email: 'off@example.com', amount: 1 });
+      expect(error).toEqual({ status: 'error', message: 'Internal server error' });
+    } finally {
+      await held.release();
+      await client.close();
+      await service.close();
+      await fixture.close();
+    }
+  });
+});
+
 describe("onBusy: 'skip' on a message handler", () => {
   it('fails the start-up with a message that names the handler', async () => {
     const fixture = await startLockFixture('rpc-skip');
