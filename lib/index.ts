@@ -3,7 +3,7 @@
 // `nestjs-distributed-lock/core`; OpenTelemetry, prom-client and diagnostics_channel helpers are
 // `nestjs-distributed-lock/observability`; the testing module `/testing`; the health indicator `/terminus`.
 
-// The Nest module, its service, the decorator and the HTTP mapping.
+// The Nest module, its service, the decorator and the mapping of lock errors per transport.
 export { DistributedLockModule } from './nest/distributed-lock.module';
 export type {
   DistributedLockModuleAsyncOptions,
@@ -24,6 +24,9 @@ export { DistributedLockService } from './nest/distributed-lock.service';
 export { DistributedLock } from './nest/decorators';
 export { DistributedLockInterceptor } from './nest/distributed-lock.interceptor';
 export { LockedException } from './nest/locked.exception';
+export { DistributedLockTransportInterceptor } from './nest/transports/distributed-lock-transport.interceptor';
+export type { LockTransport } from './nest/transports/distributed-lock-transport.interceptor';
+export type { LockErrorAnswer, LockErrorCode } from './nest/transports/lock-error-answer';
 export { DistributedLockEngine } from './nest/distributed-lock-engine';
 export { DISTRIBUTED_LOCK_METADATA } from './nest/distributed-lock.constants';
 

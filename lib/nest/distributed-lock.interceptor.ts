@@ -23,6 +23,7 @@ import { DISTRIBUTED_LOCK_SETTINGS } from './distributed-lock.module-definition'
 import { LockedException } from './locked.exception';
 import { DEFAULT_BUSY_STATUS, DistributedLockSettings } from './module-options';
 import { retryAfterSeconds } from './retry-after';
+import { escapeForLog } from './log-escape';
 
 // Set on the request by the outermost instance, so one translation happens per request even when
 // the module's global interceptor and a user's own (sub)class are both registered.
@@ -42,7 +43,8 @@ const DEFAULT_SETTINGS: HttpSettings = {
  * Locked (or `busyStatus`) with an honest `Retry-After`, Redis down or the service shutting down →
  * 503, a lock key built from request data that fails validation → 400. DistributedLockModule
  * registers it globally (`httpErrors: false` turns that off); it takes no lock itself. Outside HTTP
- * (RPC, WebSockets, cron, events) errors pass through unchanged. Subclass it and override the
+ * it lets errors through: DistributedLockTransportInterceptor answers in GraphQL, RPC and WebSocket
+ * contexts; cron jobs and event handlers get the errors as thrown. Subclass it and override the
  * protected hooks to change the answers.
  */
 @Injectable()
@@ -96,7 +98,8 @@ export class DistributedLockInterceptor implements NestInterceptor {
     const now = performance.now();
     if (now - this.lastUnavailableLog >= UNAVAILABLE_LOG_EVERY_MS) {
       this.lastUnavailableLog = now;
-      this.logger.warn(`Answering 503: ${error.message}`);
+      // Escaped: a key in the message (user data) cannot forge log lines.
+      this.logger.warn(`Answering 503: ${escapeForLog(error.message)}`);
     }
     return new ServiceUnavailableException(LOCK_UNAVAILABLE_MESSAGE, { cause: error });
   }

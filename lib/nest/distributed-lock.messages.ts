@@ -1,8 +1,17 @@
 // Every message the Nest layer writes, in one place (the engine's own messages live with its errors).
 
-/** The decorated method ran before any DistributedLockService was initialised. */
+/** The decorated method ran on an object that has no lock service (not built by an initialised Nest app). */
 export const NOT_INITIALISED_MESSAGE =
-  'DistributedLockModule not initialised — did you import DistributedLockModule.forRoot() and call app.init()?';
+  'DistributedLockModule not initialised — did you import DistributedLockModule.forRoot() and call app.init()? ' +
+  'A decorated method finds the lock service of the Nest app that created its object; an object built ' +
+  'with `new` outside the container has none.';
+
+/** A decorated provider or controller whose module sees no DistributedLockService, refused at start-up. */
+export const serviceNotVisibleMessage = (className: string, methods: string[], moduleName: string): string =>
+  `@DistributedLock() on ${methods.map((m) => `${className}.${m}`).join(', ')}: no DistributedLockService ` +
+  `is visible from ${moduleName}, so these methods could not lock. ${moduleName} must import ` +
+  `DistributedLockModule (import a module that imports DistributedLockModule.forRoot(...) and exports ` +
+  `DistributedLockModule), or register it with DistributedLockModule.forRoot({ ..., isGlobal: true }).`;
 
 /** Body message of the HTTP answer when the lock stayed busy. */
 export const LOCKED_MESSAGE = 'The resource is locked by another request; retry later';
@@ -37,6 +46,21 @@ export const skipOnRouteMessage = (where: string): string =>
   `@DistributedLock({ onBusy: 'skip' }) on the route handler ${where}: a skipped request would answer ` +
   `2xx with an empty body. Use the default onBusy ('throw': busy answers 423 with Retry-After), or ` +
   `move the locked work into a provider method the route calls.`;
+
+/** `onBusy: 'skip'` on a GraphQL resolver, refused at start-up. */
+export const skipOnResolverMessage = (where: string): string =>
+  `@DistributedLock({ onBusy: 'skip' }) on the GraphQL resolver ${where}: a skipped call would answer ` +
+  `null without an error. Use the default onBusy ('throw': busy answers a GraphQL error with ` +
+  `extensions.code 'LOCKED' and retryAfterMs), or move the locked work into a provider method.`;
+
+/** `onBusy: 'skip'` on a microservice message handler (request-response), refused at start-up. */
+export const skipOnMessageHandlerMessage = (where: string): string =>
+  `@DistributedLock({ onBusy: 'skip' }) on the message handler ${where}: the client waits for an ` +
+  `answer and a skipped call would send an empty one. Use the default onBusy ('throw': busy answers an ` +
+  `RpcException { code: 'LOCKED', retryAfterMs }), or use @EventPattern for fire-and-forget work.`;
+
+/** Client-facing message of an unexpected lock failure outside HTTP (the lock error stays in the log). */
+export const lockFailedMessage = (errorName: string): string => `The lock failed (${errorName}); retry later`;
 
 /** The health check found the service closed. */
 export const SERVICE_CLOSED_MESSAGE = 'The lock service is closed';

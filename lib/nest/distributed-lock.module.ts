@@ -9,24 +9,29 @@ import {
 } from './distributed-lock.module-definition';
 import { engineProvider, settingsProvider } from './distributed-lock.providers';
 import { DistributedLockService } from './distributed-lock.service';
+import { LockServiceBinder } from './lock-service-binder';
 import { SkipRouteCheck } from './skip-route.check';
 import { DistributedLockTelemetry } from './telemetry.provider';
+import { DistributedLockTransportInterceptor } from './transports/distributed-lock-transport.interceptor';
 
 /**
  * Distributed locks on Redis for Nest: `DistributedLockModule.forRoot({ redis })` or
  * `forRootAsync({ imports, inject, useFactory | useClass | useExisting })`, `isGlobal` to provide
- * DistributedLockService everywhere. Registers a global interceptor that answers lock errors on
- * HTTP routes (turned off by `httpErrors: false`).
+ * DistributedLockService everywhere. Registers global interceptors that answer lock errors on
+ * HTTP routes (turned off by `httpErrors: false`) and in GraphQL resolvers, microservice handlers
+ * and WebSocket gateways (`transportErrors: false`).
  */
 @Module({
   imports: [DiscoveryModule],
   providers: [
     SkipRouteCheck,
+    LockServiceBinder,
     DistributedLockTelemetry,
     settingsProvider,
     engineProvider,
     DistributedLockService,
     { provide: APP_INTERCEPTOR, useClass: DistributedLockInterceptor },
+    { provide: APP_INTERCEPTOR, useClass: DistributedLockTransportInterceptor },
   ],
   exports: [
     DistributedLockService,

@@ -18,7 +18,6 @@ import { DistributedLockEngine } from './distributed-lock-engine';
 import { DISTRIBUTED_LOCK_SETTINGS } from './distributed-lock.module-definition';
 import { SERVICE_CLOSED_MESSAGE } from './distributed-lock.messages';
 import type { DistributedLockHealth } from './interfaces';
-import { lockServiceRegistry } from './lock-service-registry';
 import type { DistributedLockSettings } from './module-options';
 
 /**
@@ -35,11 +34,7 @@ export class DistributedLockService implements OnModuleInit, OnApplicationBootst
     @Inject(DistributedLockEngine) private readonly engine: DistributedLockEngine,
     /** The module options, resolved once. */
     @Inject(DISTRIBUTED_LOCK_SETTINGS) readonly settings: DistributedLockSettings,
-  ) {
-    // Objects outside Nest's container (built by hand) that carry decorated methods fall back to
-    // the service created last; instances Nest creates get their own app's service injected.
-    lockServiceRegistry.register(this);
-  }
+  ) {}
 
   /** Takes the lock, waiting up to `waitMs`; rejects with LockNotAcquiredError when it stays busy. */
   acquire(key: string, options?: LockOptions): Promise<LockHandle>;
@@ -76,14 +71,17 @@ export class DistributedLockService implements OnModuleInit, OnApplicationBootst
     options: LockOptions | undefined,
     fn: (lock: MultiLockHandle) => Promise<T> | T,
   ): Promise<T>;
-  using<T>(
+  async using<T>(
     key: string | readonly string[],
     options: LockOptions | undefined,
     fn: ((lock: LockHandle) => Promise<T> | T) | ((lock: MultiLockHandle) => Promise<T> | T),
   ): Promise<T> {
-    return Array.isArray(key)
-      ? this.engine.using(key as readonly string[], options, fn as (lock: MultiLockHandle) => Promise<T> | T)
-      : this.engine.using(key as string, options, fn as (lock: LockHandle) => Promise<T> | T);
+    if (typeof fn !== 'function') throw new TypeError('using() needs a function as its third argument');
+    // Through this.acquire(), so a subclass that overrides acquire() sees decorated calls too.
+    const handle = await this.acquire(key, options);
+    return this.engine.hold(handle, () =>
+      (fn as (lock: LockHandle | MultiLockHandle) => Promise<T> | T)(handle),
+    );
   }
 
   /** Runs `fn` inside the critical section of a handle from acquire(): calls in it re-enter that lock. */
@@ -93,7 +91,7 @@ export class DistributedLockService implements OnModuleInit, OnApplicationBootst
 
   /**
    * Runs `fn` in the critical section of `handle` and releases it afterwards; app.close() lets it
-   * finish first (within `drainMs`). Decorated methods run through this.
+   * finish first (within `drainMs`), as it does for using().
    */
   hold<T>(handle: LockHandle | MultiLockHandle, fn: () => Promise<T> | T): Promise<T> {
     return this.engine.hold(handle, fn);
@@ -137,7 +135,6 @@ export class DistributedLockService implements OnModuleInit, OnApplicationBootst
 
   /** @internal Releases held locks, stops timers, unsubscribes, closes the connections the module opened. */
   onApplicationShutdown(): Promise<void> {
-    lockServiceRegistry.unregister(this);
     this.closing ??= this.engine
       .close()
       .finally(() => this.engine.events.off('connection', this.logConnection));

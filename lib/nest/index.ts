@@ -9,6 +9,9 @@ export type {
 } from './distributed-lock.module-definition';
 export { DistributedLockService } from './distributed-lock.service';
 export { DistributedLockInterceptor } from './distributed-lock.interceptor';
+export { DistributedLockTransportInterceptor } from './transports/distributed-lock-transport.interceptor';
+export type { LockTransport } from './transports/distributed-lock-transport.interceptor';
+export type { LockErrorAnswer, LockErrorCode } from './transports/lock-error-answer';
 export { LockedException } from './locked.exception';
 export type { LockedExceptionOptions } from './locked.exception';
 export { DISTRIBUTED_LOCK_METADATA } from './distributed-lock.constants';

@@ -11,7 +11,14 @@ const isPlainObject = (value: unknown): value is object =>
 export const DEFAULT_BUSY_STATUS = 423;
 
 /** The module options only the Nest layer reads (everything else goes to the engine). */
-export const NEST_OPTION_NAMES = ['busyStatus', 'retryAfter', 'httpErrors', 'telemetry', 'isGlobal'] as const;
+export const NEST_OPTION_NAMES = [
+  'busyStatus',
+  'retryAfter',
+  'httpErrors',
+  'transportErrors',
+  'telemetry',
+  'isGlobal',
+] as const;
 
 /** The module options, resolved once: the engine's part by core's resolver, the HTTP part here. */
 export interface DistributedLockSettings {
@@ -23,6 +30,8 @@ export interface DistributedLockSettings {
   readonly retryAfter: RetryAfterOption;
   /** Whether the module's global interceptor maps lock errors to HTTP answers. */
   readonly httpErrors: boolean;
+  /** Whether the module's global interceptor maps lock errors to GraphQL, RPC and WebSocket answers. */
+  readonly transportErrors: boolean;
 }
 
 /** Validates the module options before anything connects; messages name the option. */
@@ -39,13 +48,17 @@ export function resolveModuleOptions(options: unknown): DistributedLockSettings 
     busyStatus = DEFAULT_BUSY_STATUS,
     retryAfter = true,
     httpErrors = true,
+    transportErrors = true,
   } = options as DistributedLockModuleOptions;
   assertBusyStatus(busyStatus);
   assertRetryAfter(retryAfter);
-  if (typeof httpErrors !== 'boolean') {
-    throw new TypeError(`httpErrors must be a boolean, got ${describe(httpErrors)}`);
+  for (const [name, value] of [
+    ['httpErrors', httpErrors],
+    ['transportErrors', transportErrors],
+  ] as const) {
+    if (typeof value !== 'boolean') throw new TypeError(`${name} must be a boolean, got ${describe(value)}`);
   }
-  return { config, busyStatus, retryAfter, httpErrors };
+  return { config, busyStatus, retryAfter, httpErrors, transportErrors };
 }
 
 function assertBusyStatus(status: unknown): asserts status is number {

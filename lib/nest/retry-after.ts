@@ -16,3 +16,17 @@ export function retryAfterSeconds(option: RetryAfterOption, error: LockNotAcquir
   const ms = error.expectedFreeInMs;
   return ms > 0 ? Math.max(1, Math.ceil(ms / 1000)) : 1;
 }
+
+/**
+ * Milliseconds for `retryAfterMs` outside HTTP, from the same `retryAfter` option: the engine's
+ * estimate as it is (no rounding to seconds); 1000 when unknown; a number or a function's result
+ * (seconds) times 1000; undefined for none.
+ */
+export function retryAfterMs(option: RetryAfterOption, error: LockNotAcquiredError): number | undefined {
+  if (option === true) {
+    const ms = error.expectedFreeInMs;
+    return ms > 0 ? Math.ceil(ms) : 1000;
+  }
+  const seconds = retryAfterSeconds(option, error);
+  return seconds === undefined ? undefined : seconds * 1000;
+}

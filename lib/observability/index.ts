@@ -5,7 +5,7 @@ export type { LockTelemetryOptions, LockTelemetryDisposer } from './lock-telemet
 export { registerLockMetrics } from './prometheus';
 export type { LockMetricsOptions, PromClientLike, PromRegistryLike } from './prometheus';
 export type { LockEventSource } from './lock-source';
-export type { LockKeyAttribute } from './key-label';
+export type { LockKeyAttribute, LockKeySecret } from './key-label';
 export { hashKey } from './key-label';
 export type { LockWaitOutcome } from './lock-lifecycle';
 export {

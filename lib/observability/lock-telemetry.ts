@@ -1,5 +1,5 @@
 import type { LockEvents } from '../core/engine/lock-events';
-import { assertKeyAttribute, LockKeyAttribute } from './key-label';
+import { assertKeyAttribute, assertKeySecret, LockKeyAttribute, LockKeySecret } from './key-label';
 import { observeLockLifecycle } from './lock-lifecycle';
 import { INSTRUMENTATION_SCOPE } from './lock-metric-names';
 import { loadOptionalPeer, OptionalPeerMissingError } from './optional-peer';
@@ -21,6 +21,11 @@ export interface LockTelemetryOptions {
   /** The key on spans (see LockKeyAttribute). Default `'hash'`. */
   key?: LockKeyAttribute;
   /**
+   * The secret of `key: 'hash'` (at least 16 characters or bytes): the same on every replica to
+   * correlate a key's spans across them. Default: a random secret per process.
+   */
+  keySecret?: LockKeySecret;
+  /**
    * A low-cardinality label for the key on metrics (`distributed_lock.key`), e.g. its template.
    * Default none: metrics carry only kind and outcome. Never pass a function returning raw keys.
    */
@@ -36,6 +41,7 @@ const OPTION_NAMES = new Set<string>([
   'traces',
   'metrics',
   'key',
+  'keySecret',
   'metricKey',
   'heldLocks',
 ]);
@@ -69,7 +75,14 @@ export function instrumentLockEvents(
   const instruments = createOtelInstruments(meter);
   const observer = observeLockLifecycle<OtelSpan | undefined>(
     events,
-    otelLifecycleSink({ api, tracer, instruments, keyMode, metricKey: (key) => options.metricKey?.(key) }),
+    otelLifecycleSink({
+      api,
+      tracer,
+      instruments,
+      keyMode,
+      keySecret: options.keySecret,
+      metricKey: (key) => options.metricKey?.(key),
+    }),
   );
   const held = instruments.held;
   const observeHeld = (result: { observe(value: number, attributes?: OtelAttributes): void }) =>
@@ -88,6 +101,7 @@ function validate(options: LockTelemetryOptions): void {
     if (!OPTION_NAMES.has(name)) throw new TypeError(`Unknown telemetry option "${name}"`);
   }
   if (options.key !== undefined) assertKeyAttribute(options.key, 'telemetry option "key"');
+  if (options.keySecret !== undefined) assertKeySecret(options.keySecret, 'telemetry option "keySecret"');
   for (const name of ['metricKey', 'heldLocks'] as const) {
     if (options[name] !== undefined && typeof options[name] !== 'function') {
       throw new TypeError(`telemetry option "${name}" must be a function`);

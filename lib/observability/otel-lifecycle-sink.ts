@@ -1,4 +1,4 @@
-import { keyAttribute, LockKeyAttribute } from './key-label';
+import { keyAttribute, LockKeyAttribute, LockKeySecret } from './key-label';
 import type { LockHoldEnd, LockLifecycleSink, LockWait } from './lock-lifecycle';
 import { LOCK_ATTRIBUTES as A, LOCK_DURATION_BUCKETS, OTEL_METRICS, OTEL_SPANS } from './lock-metric-names';
 import type { OtelApi, OtelAttributes, OtelMeter, OtelSpan, OtelTracer } from './otel-api';
@@ -37,6 +37,7 @@ export interface OtelSinkSetup {
   tracer: OtelTracer | undefined;
   instruments: OtelLockInstruments;
   keyMode: LockKeyAttribute;
+  keySecret: LockKeySecret | undefined;
   metricKey: ((key: string) => string | undefined) | undefined;
 }
 
@@ -66,7 +67,7 @@ function metricAttrs(
 
 function spanAttrs(s: OtelSinkSetup, key: string, kind: string): OtelAttributes {
   const attrs: OtelAttributes = { [A.kind]: kind };
-  const pair = keyAttribute(s.keyMode, key);
+  const pair = keyAttribute(s.keyMode, key, s.keySecret);
   if (pair) attrs[pair[0]] = pair[1];
   return attrs;
 }
@@ -127,10 +128,9 @@ function endHold(s: OtelSinkSetup, span: OtelSpan | undefined, kind: string, end
   if (end.heldMs !== undefined) span.setAttribute(A.heldMs, end.heldMs);
   if (end.end === 'lost') {
     span.addEvent(OTEL_SPANS.lostEvent, { [A.lostReason]: end.lostReason });
-    span.setStatus({
-      code: api.SpanStatusCode.ERROR,
-      message: end.error?.message ?? `lock lost: ${end.lostReason}`,
-    });
+    // The loss's own message names the key: on the span only when raw keys are asked for.
+    const message = s.keyMode === 'raw' ? end.error?.message : undefined;
+    span.setStatus({ code: api.SpanStatusCode.ERROR, message: message ?? `lock lost: ${end.lostReason}` });
   }
   span.end();
 }

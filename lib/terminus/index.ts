@@ -2,5 +2,7 @@
 export {
   DistributedLockHealthIndicator,
   DISTRIBUTED_LOCK_HEALTH_KEY,
+  DEFAULT_HEALTH_TIMEOUT_MS,
 } from './distributed-lock-health.indicator';
+export type { DistributedLockHealthCheckOptions } from './distributed-lock-health.indicator';
 export { DistributedLockHealthModule } from './distributed-lock-health.module';

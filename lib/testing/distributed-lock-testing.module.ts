@@ -10,7 +10,9 @@ import {
 import { DistributedLockService } from '../nest/distributed-lock.service';
 import type { RetryAfterOption } from '../nest/interfaces';
 import { DEFAULT_DRAIN_MS, DistributedLockSettings, resolveModuleOptions } from '../nest/module-options';
+import { LockServiceBinder } from '../nest/lock-service-binder';
 import { SkipRouteCheck } from '../nest/skip-route.check';
+import { DistributedLockTransportInterceptor } from '../nest/transports/distributed-lock-transport.interceptor';
 import { createInMemoryLockEngine } from './create-in-memory-lock-engine';
 import { LockTestingControls } from './lock-testing-controls';
 
@@ -84,8 +86,10 @@ export class DistributedLockTestingModule {
         },
         DistributedLockService,
         SkipRouteCheck,
+        LockServiceBinder,
         InMemoryEngineCloser,
         { provide: APP_INTERCEPTOR, useClass: DistributedLockInterceptor },
+        { provide: APP_INTERCEPTOR, useClass: DistributedLockTransportInterceptor },
       ],
       exports: [
         DistributedLockService,

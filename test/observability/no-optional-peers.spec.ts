@@ -1,6 +1,6 @@
 /*
  * The package loads and locks without its optional peers (@opentelemetry/api, prom-client,
- * @nestjs/terminus): lib is built by `npm run build`, laid out as an installed package (its
+ * @nestjs/terminus, graphql, @nestjs/microservices, @nestjs/websockets): lib is built by `npm run build`, laid out as an installed package (its
  * package.json exports map included), and run in a child Node whose module resolution refuses the
  * optional peers and records any attempt to load them. Only the terminus subpath needs its peer,
  * and says so. scripts/check-packed-optional-peers.cjs runs the same child against `npm pack` output.
@@ -60,7 +60,14 @@ describe('without the optional peers installed', () => {
       },
     );
     const report = JSON.parse(stdout);
-    expect(report.peers.sort()).toEqual(['@nestjs/terminus', '@opentelemetry/api', 'prom-client']);
+    expect(report.peers.sort()).toEqual([
+      '@nestjs/microservices',
+      '@nestjs/terminus',
+      '@nestjs/websockets',
+      '@opentelemetry/api',
+      'graphql',
+      'prom-client',
+    ]);
     expect(report.attemptsAtLoad).toEqual([]);
     for (const entry of [
       'nestjs-distributed-lock',
@@ -74,5 +81,12 @@ describe('without the optional peers installed', () => {
     expect(report.otel).toMatch(/^OptionalPeerMissingError: .*"@opentelemetry\/api"/);
     expect(report.prom).toMatch(/^OptionalPeerMissingError: .*"prom-client"/);
     expect(report.terminus).toMatch(/Cannot find (module|package) '@nestjs\/terminus'/);
+    // The transport answers load their peer only when a call of that type is answered.
+    expect(report.transports.graphql).toEqual({
+      returned: 'Error',
+      message: 'The resource is locked by another request; retry later',
+      extensions: { code: 'LOCKED', retryAfterMs: 1500 },
+    });
+    expect(report.transports.rpc.thrown).toMatch(/^OptionalPeerMissingError: .*"@nestjs\/microservices"/);
   });
 });

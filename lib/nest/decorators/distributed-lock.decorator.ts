@@ -1,4 +1,4 @@
-import { Inject, Optional } from '@nestjs/common';
+import { Inject, Optional, UseInterceptors } from '@nestjs/common';
 import type { Observable } from 'rxjs';
 import {
   assertKnownNames,
@@ -13,7 +13,8 @@ import { methodName, NOT_INITIALISED_MESSAGE, notAMethodMessage } from '../distr
 import { DistributedLockService } from '../distributed-lock.service';
 import type { DistributedLockOptions } from '../interfaces';
 import { compileLockKey, LockKeyBuilder } from '../lock-key-template';
-import { lockServiceRegistry, RegisteredLockService } from '../lock-service-registry';
+import { LOCK_SERVICE_PROPERTY, lockServiceOf, type LockServiceApi } from '../lock-service-binding';
+import { DistributedLockTransportInterceptor } from '../transports/distributed-lock-transport.interceptor';
 import { copyMethodMetadata } from './copy-method-metadata';
 import { runLocked, LockedCall } from './locked-call';
 
@@ -21,9 +22,6 @@ import { runLocked, LockedCall } from './locked-call';
 export type LockableMethod<Args extends unknown[] = any[]> = (
   ...args: [...Args, ...any[]]
 ) => Promise<unknown> | Observable<unknown>;
-
-/** Where Nest injects the app's DistributedLockService into instances with decorated methods. */
-const SERVICE = Symbol('nestjs-distributed-lock:service');
 
 /**
  * Runs the method holding a distributed lock whose key comes from its arguments:
@@ -49,10 +47,12 @@ export function DistributedLock<Args extends unknown[] = any[]>(
     const declared = Reflect.getMetadata('design:paramtypes', target, propertyKey) as unknown[] | undefined;
     const call = compileCall(options, where, declared?.length);
     const returnType: unknown = Reflect.getMetadata('design:returntype', target, propertyKey);
-    // Injected per instance by Nest, so each app's instances use that app's service (and a
-    // testing module's overrideProvider(DistributedLockService) reaches decorated methods).
-    Optional()(target, SERVICE);
-    Inject(DistributedLockService)(target, SERVICE);
+    // Injected per instance by Nest from the instance's own module, so each app's instances use
+    // that app's service (and a testing module's overrideProvider(DistributedLockService) reaches
+    // decorated methods). Optional: LockServiceBinder fails the start-up with a message naming the
+    // module when none is visible, instead of Nest's generic one.
+    Optional()(target, LOCK_SERVICE_PROPERTY);
+    Inject(DistributedLockService)(target, LOCK_SERVICE_PROPERTY);
 
     const wrapper = new Proxy(original, {
       apply(method, thisArg: unknown, args: unknown[]) {
@@ -60,18 +60,18 @@ export function DistributedLock<Args extends unknown[] = any[]>(
       },
     });
     copyMethodMetadata(original, wrapper);
+    // Nest applies no global interceptor to WebSocket gateways: bound on the method as well, the
+    // transport answers reach @SubscribeMessage handlers too. Where the global one runs, it answers
+    // first and this one passes (one translation per call).
+    UseInterceptors(DistributedLockTransportInterceptor)(target, propertyKey, { value: wrapper });
     Reflect.defineMetadata(DISTRIBUTED_LOCK_METADATA, options, wrapper);
     descriptor.value = wrapper as unknown as typeof descriptor.value;
     return descriptor;
   };
 }
 
-function serviceOf(thisArg: unknown): RegisteredLockService {
-  const injected =
-    typeof thisArg === 'object' && thisArg !== null
-      ? (thisArg as Record<symbol, RegisteredLockService | undefined>)[SERVICE]
-      : undefined;
-  const service = injected ?? lockServiceRegistry.latest();
+function serviceOf(thisArg: unknown): LockServiceApi {
+  const service = lockServiceOf(thisArg);
   if (!service) throw new LockError(NOT_INITIALISED_MESSAGE);
   return service;
 }
@@ -90,7 +90,12 @@ function compileCall(options: unknown, where: string, declaredParams: number | u
       `@DistributedLock() on ${where}: onBusy must be 'throw' or 'skip', got ${describe(onBusy)}`,
     );
   }
-  const prepared = prepareLockOptions(lockOptions, what);
+  // onBusy: 'skip' makes one attempt unless waitMs says otherwise (tryAcquire's default).
+  const skip = onBusy === 'skip';
+  const prepared = prepareLockOptions(
+    skip && lockOptions.waitMs === undefined ? { ...lockOptions, waitMs: 0 } : lockOptions,
+    what,
+  );
   const buildKey: LockKeyBuilder = compileLockKey(key, where, declaredParams);
   if (Array.isArray(key)) {
     try {
@@ -99,5 +104,5 @@ function compileCall(options: unknown, where: string, declaredParams: number | u
       throw new TypeError(`@DistributedLock() on ${where}: ${(error as Error).message}`);
     }
   }
-  return { where, buildKey, skipWhenBusy: onBusy === 'skip', options: prepared };
+  return { where, buildKey, skipWhenBusy: skip, options: prepared };
 }

@@ -8,7 +8,7 @@ import {
   withLockSignal,
 } from '../../core';
 import type { LockKeyBuilder } from '../lock-key-template';
-import type { RegisteredLockService } from '../lock-service-registry';
+import type { LockServiceApi } from '../lock-service-binding';
 import { defaultScheduledHoldMs } from './scheduled-hold';
 
 /** A decorated method's lock, compiled once at decoration time. */
@@ -23,10 +23,11 @@ export interface LockedCall {
 
 /**
  * One call of a decorated method: an Observable when the method is declared to return one (the
- * lock is held from subscription to complete, error or unsubscribe), a Promise otherwise.
+ * lock is held from subscription to complete, error or unsubscribe), a Promise otherwise. Every
+ * path goes through the service's public `using()`, so a fake of the public API serves as well.
  */
 export function runLocked(
-  serviceOf: () => RegisteredLockService,
+  serviceOf: () => LockServiceApi,
   call: LockedCall,
   wrapper: object,
   method: (...args: unknown[]) => unknown,
@@ -40,7 +41,7 @@ export function runLocked(
 }
 
 async function lockedPromise(
-  serviceOf: () => RegisteredLockService,
+  serviceOf: () => LockServiceApi,
   call: LockedCall,
   method: (...args: unknown[]) => unknown,
   thisArg: unknown,
@@ -48,9 +49,7 @@ async function lockedPromise(
 ): Promise<unknown> {
   const service = serviceOf();
   const key = call.buildKey(thisArg, args);
-  const handle = await take(service, call, key, call.options);
-  if (!handle) return undefined;
-  return service.hold(handle, () => {
+  return runUsing(service, call, key, call.options, () => {
     const result = method.apply(thisArg, args);
     // An Observable from a method not declared to return one: hold the lock until it completes.
     return isObservable(result) ? lastValueFrom(result, { defaultValue: undefined }) : result;
@@ -58,7 +57,7 @@ async function lockedPromise(
 }
 
 function lockedObservable(
-  serviceOf: () => RegisteredLockService,
+  serviceOf: () => LockServiceApi,
   call: LockedCall,
   method: (...args: unknown[]) => unknown,
   thisArg: unknown,
@@ -66,57 +65,88 @@ function lockedObservable(
 ): Observable<unknown> {
   return new Observable<unknown>((subscriber) => {
     const unsubscribed = new AbortController();
-    let handle: LockHandle | MultiLockHandle | null | undefined;
-    let released: Promise<unknown> | undefined;
-    const release = () => (released ??= handle ? handle.release() : Promise.resolve());
     let inner: { unsubscribe(): void } | undefined;
+    // Settles the critical section (so using() releases) when the source ends or the subscriber leaves.
+    let endSection: (() => void) | undefined;
     const start = async () => {
       const service = serviceOf();
       const key = call.buildKey(thisArg, args);
       const signal = call.options.signal
         ? AbortSignal.any([call.options.signal, unsubscribed.signal])
         : unsubscribed.signal;
-      handle = await take(service, call, key, withLockSignal(call.options, signal));
-      if (!handle) return subscriber.complete();
-      if (unsubscribed.signal.aborted) return void release();
-      const h = handle;
-      const source = service.runInLock(h, () => method.apply(thisArg, args));
-      if (!isObservable(source))
-        throw new TypeError(
-          `${call.where} is declared to return an Observable but returned ${typeof source}`,
-        );
-      inner = service.runInLock(h, () =>
-        source.subscribe({
-          next: (value) => subscriber.next(value),
-          error: (error: unknown) => void release().finally(() => subscriber.error(error)),
-          complete: () => void release().finally(() => subscriber.complete()),
-        }),
-      );
+      const options = withLockSignal(call.options, signal);
+      const outcome = await runUsing(service, call, key, options, () => {
+        if (unsubscribed.signal.aborted) return undefined;
+        const source = method.apply(thisArg, args);
+        if (!isObservable(source))
+          throw new TypeError(
+            `${call.where} is declared to return an Observable but returned ${typeof source}`,
+          );
+        // Subscribed inside the critical section: the body's operators run in the lock's context.
+        return new Promise<typeof COMPLETED>((resolve, reject) => {
+          endSection = () => resolve(COMPLETED);
+          inner = source.subscribe({
+            next: (value) => subscriber.next(value),
+            error: (error: unknown) => reject(new SourceError(error)),
+            complete: () => resolve(COMPLETED),
+          });
+        });
+      });
+      // Released by now (using() settles after the release): only then is the end passed on.
+      if (!unsubscribed.signal.aborted) subscriber.complete();
+      return outcome;
     };
     start().catch((error: unknown) => {
-      void release();
-      if (!unsubscribed.signal.aborted) subscriber.error(error);
+      if (unsubscribed.signal.aborted) return;
+      subscriber.error(error instanceof SourceError ? error.error : error);
     });
     return () => {
       unsubscribed.abort();
       inner?.unsubscribe();
-      void release();
+      endSection?.();
     };
   });
 }
 
-/** acquire, or tryAcquire with `onBusy: 'skip'` (null when busy). */
-function take(
-  service: RegisteredLockService,
+const COMPLETED = Symbol('completed');
+
+/** Carries the source's own error through using(), so it reaches the subscriber as it was thrown. */
+class SourceError {
+  constructor(readonly error: unknown) {}
+}
+
+/**
+ * `using()` with the call's options; with `onBusy: 'skip'` a single attempt (or `waitMs`, if given)
+ * and `undefined` without running the body when the lock stays busy. A busy error raised by the body
+ * itself (a nested lock) is the body's and is never taken for a skip.
+ */
+function runUsing<T>(
+  service: LockServiceApi,
   call: LockedCall,
   key: string | readonly string[],
   options: LockOptions,
-): Promise<LockHandle | MultiLockHandle | null> {
-  if (!call.skipWhenBusy) return service.acquire(key, options);
-  return service.tryAcquire(key, options).catch((error: unknown) => {
-    if (error instanceof LockNotAcquiredError) return null;
+  body: () => Promise<T> | T,
+): Promise<T | undefined> {
+  if (!call.skipWhenBusy) return usingKey(service, key, options, body);
+  let entered = false;
+  return usingKey(service, key, options, () => {
+    entered = true;
+    return body();
+  }).catch((error: unknown) => {
+    if (!entered && error instanceof LockNotAcquiredError) return undefined;
     throw error;
   });
+}
+
+function usingKey<T>(
+  service: LockServiceApi,
+  key: string | readonly string[],
+  options: LockOptions,
+  body: () => Promise<T> | T,
+): Promise<T> {
+  return Array.isArray(key)
+    ? service.using(key as readonly string[], options, (_lock: MultiLockHandle) => body())
+    : service.using(key as string, options, (_lock: LockHandle) => body());
 }
 
 function applyScheduledDefaults(call: LockedCall, wrapper: object): void {

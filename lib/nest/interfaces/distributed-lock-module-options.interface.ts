@@ -7,11 +7,11 @@ import type {
 import type { LockTelemetryOptions } from '../../observability/lock-telemetry';
 
 /**
- * How the `Retry-After` header of a 423 answer is chosen.
+ * How the `Retry-After` header of a 423 answer (and `retryAfterMs` outside HTTP) is chosen.
  * `true` (default): the engine's estimate of when the lock frees (`expectedFreeInMs`: a fixed lease's
  * remaining time, else the key's recent hold times), rounded up to seconds; 1 second when unknown.
- * A number: always that many seconds. A function: its result in seconds (`undefined` = no header).
- * `false`: no header.
+ * A number: always that many seconds. A function: its result in seconds (`undefined` = none).
+ * `false`: none.
  */
 export type RetryAfterOption = boolean | number | ((error: LockNotAcquiredError) => number | undefined);
 
@@ -34,6 +34,13 @@ export interface DistributedLockModuleOptions extends LockEngineOptions {
    * decorated and manual locks alike. `false`: register DistributedLockInterceptor yourself.
    */
   httpErrors?: boolean;
+  /**
+   * Default `true`: the module registers a global interceptor that answers lock errors in GraphQL
+   * resolvers (a GraphQLError with `extensions.code` LOCKED / SERVICE_UNAVAILABLE / BAD_USER_INPUT
+   * and `retryAfterMs`), microservice handlers (an RpcException) and WebSocket gateways (a
+   * WsException). `false`: register DistributedLockTransportInterceptor (or a subclass) yourself.
+   */
+  transportErrors?: boolean;
   /**
    * OpenTelemetry spans and metrics for the lock lifecycle (needs the optional peer
    * `@opentelemetry/api`; see docs/OBSERVABILITY.md). `true` for the defaults. Default off.

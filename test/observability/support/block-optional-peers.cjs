@@ -12,10 +12,16 @@ const blocked = Object.entries(pkg.peerDependenciesMeta || {})
 const attempts = (globalThis.__optionalPeerAttempts = []);
 globalThis.__optionalPeers = blocked;
 
+// @nestjs/core itself probes for @nestjs/microservices and @nestjs/websockets when it loads (as in
+// every Nest app without them); those probes are Nest's, not this package's, and kept apart.
+const nestProbes = (globalThis.__nestOptionalProbes = []);
+const NEST_PACKAGE = /[\\/]node_modules[\\/]@nestjs[\\/](core|common)[\\/]/;
+
 const resolve = Module._resolveFilename;
 Module._resolveFilename = function (request, ...rest) {
   if (blocked.some((name) => request === name || request.startsWith(`${name}/`))) {
-    attempts.push(request);
+    const from = rest[0] && rest[0].filename;
+    (from && NEST_PACKAGE.test(from) ? nestProbes : attempts).push(request);
     const error = new Error(`Cannot find module '${request}'`);
     error.code = 'MODULE_NOT_FOUND';
     throw error;

@@ -39,6 +39,24 @@ async function main() {
         report[name] = `${error.name}: ${error.message}`;
       }
     }
+    // Lock errors outside HTTP: each transport's peer is loaded only when a call of that type
+    // is answered. graphql absent: an Error with the same `extensions` (what graphql-js sends);
+    // @nestjs/microservices absent: the missing peer is named.
+    const { throwError, lastValueFrom } = require('rxjs');
+    require('@nestjs/common').Logger.overrideLogger(false); // stdout carries the report only
+    const interceptor = new lib.DistributedLockTransportInterceptor();
+    const busy = new lib.LockNotAcquiredError('k', 10, 1500);
+    const answer = async (type) => {
+      const context = { getType: () => type };
+      const next = { handle: () => throwError(() => busy) };
+      try {
+        const value = await lastValueFrom(interceptor.intercept(context, next));
+        return { returned: value.constructor.name, message: value.message, extensions: value.extensions };
+      } catch (error) {
+        return { thrown: `${error.name}: ${error.message}` };
+      }
+    };
+    report.transports = { graphql: await answer('graphql'), rpc: await answer('rpc') };
   } finally {
     await engine.close();
   }
