@@ -20,7 +20,7 @@ import {
   redisSide,
 } from './conformance/conformance-sides';
 import { FENCE_BASE, Normalised, normaliseReply, reconcile } from './conformance/normalise';
-import { Call, LONG_MS, SCENARIOS, Step } from './conformance/scenarios';
+import { Call, LONG_MS, SCENARIOS, Step } from './conformance/scenarios/index';
 import { headerCodes, replyCodes, SCRIPT_REPLIES, scriptNames } from './conformance/script-replies';
 
 const KEY = 'conformance-key';
