@@ -1,6 +1,6 @@
 /*
  * Conformance of the in-memory backend to the Lua scripts: every scenario of
- * conformance/scenarios.ts runs step by step against the Redis kinds (the Lua on a real
+ * conformance/scenarios/ (one file per kind) runs step by step against the Redis kinds (the Lua on a real
  * redis-server) and against the in-memory kinds, and after every step compares, in one shape:
  * the decoded reply (AttemptResult / ReleaseResult / RenewResult, or the error), the raw script
  * replies, the pub/sub messages published and the state of every key of the lock (type, TTL,
@@ -85,15 +85,16 @@ async function perform(side: ConformanceSide, keys: KeySpace, step: Step): Promi
     const hold = holdOf(keys, step);
     if (step.do === 'release')
       return await kind.release({ ...hold, ...(step.yieldTo && { yieldTo: step.yieldTo }) });
+    if (step.do === 'abandon') return await kind.abandon?.({ ...hold, leaseMs: LONG_MS, reenter: false });
     const request: AttemptRequest = {
       ...hold,
-      leaseMs: step.do === 'attempt' ? (step.leaseMs ?? LONG_MS) : LONG_MS,
-      reenter: step.do === 'attempt' && step.reenter === true,
-      ...(step.do === 'attempt' && step.reserve !== undefined && { reserveTokens: step.reserve }),
-      ...(step.do === 'attempt' && step.process !== undefined && { process: step.process }),
-      ...(step.do === 'attempt' && step.noWait === true && { timeoutMs: ATTEMPT_MARGIN_MS + 1 }),
+      leaseMs: step.leaseMs ?? LONG_MS,
+      reenter: step.reenter === true,
+      ...(step.reserve !== undefined && { reserveTokens: step.reserve }),
+      ...(step.process !== undefined && { process: step.process }),
+      // As a tryAcquire: no time left to wait beyond the attempt itself.
+      ...(step.noWait === true && { timeoutMs: ATTEMPT_MARGIN_MS + 1 }),
     };
-    if (step.do === 'abandon') return await kind.abandon?.(request);
     return await kind.attempt(request);
   } catch (err) {
     return err;
