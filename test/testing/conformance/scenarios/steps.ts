@@ -9,6 +9,7 @@
 import type { LockKinds } from '../../../../lib/core/kinds/kind-registry';
 import type { LockKindTag } from '../../../../lib/core/kinds/key-space';
 import { CONFORMANCE_SETTINGS, Fixture } from '../conformance-sides';
+import { TOLERANCE_MS } from '../normalise';
 
 /** The kinds by their LockKinds name. */
 export type KindName = keyof Required<LockKinds>;
@@ -67,10 +68,14 @@ export interface Scenario {
 
 /** The default lease of a step. */
 export const LONG_MS = 60_000;
-/** A lease (or reservation) a scenario then sleeps past. */
-export const SHORT_MS = 40;
-/** A sleep past SHORT_MS. */
-export const PAST_SHORT_MS = 150;
+/**
+ * A lease (or reservation) a scenario then sleeps past. As long as the comparison's tolerance: a key
+ * must not expire on one side between that side's step and its state read while the other still
+ * has it, even on a loaded machine.
+ */
+export const SHORT_MS = TOLERANCE_MS;
+/** A sleep past SHORT_MS (it starts once both sides ran the step, so both have expired). */
+export const PAST_SHORT_MS = SHORT_MS + 200;
 /** How long waiter places, markers and reservations live on both sides. */
 export const WAITER_TTL_MS = CONFORMANCE_SETTINGS.waiterTtlMs;
 
