@@ -1,3 +1,13 @@
+/*
+ * Extending the conformance spec:
+ * - a changed script: add or adjust scenarios in its kind's file here, port the change to
+ *   lib/testing/memory/kinds, and run test/testing/conformance.spec.ts (every step's diff shows
+ *   reply, raw script replies, publishes and key state side by side);
+ * - a new reply code: list it in ../script-replies.ts (the spec checks the table against the
+ *   script's "-- Returns" header) and add a scenario that provokes it;
+ * - a new script: an entry in ../script-replies.ts (codes, or `redisOnly` with the reason), and for
+ *   a new kind its Redis and in-memory classes in ../conformance-sides.ts plus a group below.
+ */
 import { FAIR_LOCK_SCENARIOS } from './fair-lock';
 import { MUTEX_SCENARIOS } from './mutex';
 import { READ_WRITE_SCENARIOS } from './read-write-lock';
