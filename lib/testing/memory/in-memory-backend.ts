@@ -1,4 +1,4 @@
-import { KindRegistry } from '../../core/kinds/kind-registry';
+import { KindRegistry, LockKinds } from '../../core/kinds/kind-registry';
 import { waiterTtlMs } from '../../core/kinds/waiter-ttl';
 import type { LockBackend } from '../../core/engine/lock-backend';
 import type { ResolvedEngineOptions } from '../../core/options/lock-options';
@@ -20,6 +20,8 @@ import { MemorySubscriber } from './memory-subscriber';
 export class InMemoryLockBackend implements LockBackend {
   readonly commands: MemoryCommands;
   readonly kinds: KindRegistry;
+  /** The five kinds by name (the conformance spec drives them beside the Redis kinds). */
+  readonly lockKinds: Required<LockKinds>;
   readonly hub: WakeupHub;
   private subscriber?: MemorySubscriber;
 
@@ -30,16 +32,14 @@ export class InMemoryLockBackend implements LockBackend {
   ) {
     this.commands = new MemoryCommands(this.store, options.fenceTtlMs);
     const waiterTtl = waiterTtlMs(options.backoff.maxMs);
-    this.kinds = new KindRegistry(
-      {
-        mutex: new MemoryMutex(this.commands),
-        token: new MemoryTokenLock(this.commands),
-        readWrite: new MemoryReadWriteLock(this.commands, waiterTtl),
-        fair: new MemoryFairLock(this.commands, waiterTtl),
-        semaphore: new MemorySemaphore(this.commands, waiterTtl),
-      },
-      'the in-memory lock backend',
-    );
+    this.lockKinds = {
+      mutex: new MemoryMutex(this.commands),
+      token: new MemoryTokenLock(this.commands),
+      readWrite: new MemoryReadWriteLock(this.commands, waiterTtl),
+      fair: new MemoryFairLock(this.commands, waiterTtl),
+      semaphore: new MemorySemaphore(this.commands, waiterTtl),
+    };
+    this.kinds = new KindRegistry(this.lockKinds, 'the in-memory lock backend');
     this.hub = new WakeupHub(
       () => (this.subscriber = new MemorySubscriber(this.store)).asClient(),
       () => false,

@@ -9,7 +9,9 @@
 export type MemoryValue =
   | { type: 'string'; value: string }
   | { type: 'hash'; fields: Map<string, string> }
-  | { type: 'zset'; scores: Map<string, number> };
+  | { type: 'zset'; scores: Map<string, number> }
+  /** Only ever app data at a lock's key (the kinds never write lists): foreign data in tests. */
+  | { type: 'list'; items: string[] };
 
 interface Entry {
   value: MemoryValue;
@@ -17,10 +19,13 @@ interface Entry {
   expiresAt?: number;
 }
 
+/** What Redis answers a command on a key of another type (a script that runs into it fails there). */
+export const WRONGTYPE_MESSAGE = 'WRONGTYPE Operation against a key holding the wrong kind of value';
+
 /** One in-memory keyspace shared by the kinds of one backend. */
 export class MemoryStore {
   private readonly entries = new Map<string, Entry>();
-  private readonly listeners = new Set<(channel: string) => void>();
+  private readonly listeners = new Set<(channel: string, message: string) => void>();
   private readonly origin = Date.now() - performance.now();
   /** Set by failBackend(): every kind call rejects with it until recoverBackend(). */
   failure?: Error;
@@ -72,9 +77,23 @@ export class MemoryStore {
     return v?.type === 'string' ? v.value : undefined;
   }
 
-  /** SET key value PX ms. */
-  setString(key: string, value: string, pxMs: number): void {
-    this.entries.set(key, { value: { type: 'string', value }, expiresAt: this.nowMs() + pxMs });
+  /** SET key value [PX ms]: without `pxMs` the key never expires (app data, in tests). */
+  setString(key: string, value: string, pxMs?: number): void {
+    const expiresAt = pxMs === undefined ? undefined : this.nowMs() + pxMs;
+    this.entries.set(key, { value: { type: 'string', value }, expiresAt });
+  }
+
+  /** RPUSH (a new list never expires): lets tests put foreign data at a lock's key. */
+  rpush(key: string, ...items: string[]): void {
+    const v = this.entry(key)?.value;
+    if (v?.type === 'list') v.items.push(...items);
+    else this.entries.set(key, { value: { type: 'list', items: [...items] } });
+  }
+
+  /** The items of a list key, or undefined when absent or of another type (read-only use). */
+  list(key: string): readonly string[] | undefined {
+    const v = this.entry(key)?.value;
+    return v?.type === 'list' ? v.items : undefined;
   }
 
   /** The fields of a hash key, or undefined when absent or of another type (read-only use). */
@@ -83,8 +102,9 @@ export class MemoryStore {
     return v?.type === 'hash' ? v.fields : undefined;
   }
 
-  /** HSET: creates the hash (without expiry) when absent. */
+  /** HSET: creates the hash (without expiry) when absent; WRONGTYPE on another type. */
   hset(key: string, fields: Record<string, string>): void {
+    this.assertType(key, 'hash');
     let map = this.hash(key);
     if (!map) {
       map = new Map();
@@ -95,6 +115,7 @@ export class MemoryStore {
 
   /** HDEL: an emptied hash disappears, as in Redis. Returns the fields removed. */
   hdel(key: string, ...fields: string[]): number {
+    this.assertType(key, 'hash');
     const map = this.hash(key);
     if (!map) return 0;
     let n = 0;
@@ -109,8 +130,9 @@ export class MemoryStore {
     return v?.type === 'zset' ? v.scores : undefined;
   }
 
-  /** ZADD: creates the set (without expiry) when absent. */
+  /** ZADD: creates the set (without expiry) when absent; WRONGTYPE on another type. */
   zadd(key: string, score: number, member: string): void {
+    this.assertType(key, 'zset');
     let map = this.zset(key);
     if (!map) {
       map = new Map();
@@ -121,6 +143,7 @@ export class MemoryStore {
 
   /** ZREM: an emptied set disappears. Returns the members removed. */
   zrem(key: string, ...members: string[]): number {
+    this.assertType(key, 'zset');
     const map = this.zset(key);
     if (!map) return 0;
     let n = 0;
@@ -129,20 +152,21 @@ export class MemoryStore {
     return n;
   }
 
-  /** Members in Redis order: by score, then by member. */
+  /** Members in Redis order: by score, then by member. WRONGTYPE on another type. */
   zrange(key: string): [member: string, score: number][] {
+    this.assertType(key, 'zset');
     const map = this.zset(key);
     if (!map) return [];
     return [...map].sort(([ma, sa], [mb, sb]) => sa - sb || (ma < mb ? -1 : ma > mb ? 1 : 0));
   }
 
   /** PUBLISH to the in-process subscribers (the wake-up hub's subscriber shims). */
-  publish(channel: string): void {
-    for (const listener of [...this.listeners]) listener(channel);
+  publish(channel: string, message = 'released'): void {
+    for (const listener of [...this.listeners]) listener(channel, message);
   }
 
   /** Adds a pub/sub listener; returns its removal. */
-  onPublish(listener: (channel: string) => void): () => void {
+  onPublish(listener: (channel: string, message: string) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
@@ -150,6 +174,12 @@ export class MemoryStore {
   /** Every live key (for the fault controls and tests). */
   keys(): string[] {
     return [...this.entries.keys()].filter((k) => this.entry(k) !== undefined);
+  }
+
+  /** Throws Redis' WRONGTYPE error when `key` holds another type (absent is fine). */
+  private assertType(key: string, type: MemoryValue['type']): void {
+    const actual = this.type(key);
+    if (actual !== 'none' && actual !== type) throw new Error(WRONGTYPE_MESSAGE);
   }
 
   private entry(key: string): Entry | undefined {

@@ -16,8 +16,9 @@ export class MemorySubscriber extends EventEmitter {
 
   constructor(store: MemoryStore) {
     super();
-    this.stop = store.onPublish((channel) => {
-      if (this.channels.has(channel)) this.emit('message', channel, 'released');
+    this.stop = store.onPublish((channel, message) => {
+      // The message as published: `@<owner>` wakes only that waiter (the fair lock's queue head).
+      if (this.channels.has(channel)) this.emit('message', channel, message);
     });
   }
 

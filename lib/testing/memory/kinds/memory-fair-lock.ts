@@ -8,78 +8,111 @@ import type {
   RenewRequest,
   RenewResult,
 } from '../../../core/kinds/lock-kind';
-import { busy, granted, MemoryCommands, notHeld } from '../memory-commands';
+import { AttemptReply, decodeAttemptReply } from '../../../core/kinds/reply';
+import { decodeReleaseCode, decodeRenewCode, MemoryCommands } from '../memory-commands';
 import { releaseOwnedHold, renewOwned } from './memory-renew';
+
+const WANTED = ['hash', 'zset', 'hash'] as const;
 
 /**
  * The fair lock in memory: fair-acquire.lua / fair-abandon.lua, with the mutex's release and
  * renewal. The holder is a mutex-format hash; waiters queue in a sorted set (arrival tickets) with
- * per-waiter deadlines pushed `waiterTtlMs` ahead by each attempt; only the head takes a free lock.
+ * per-waiter deadlines pushed `waiterTtlMs` ahead by each attempt; only the head takes a free lock,
+ * and only the head is woken (`@<owner>`).
  */
 export class MemoryFairLock implements LockKind {
   readonly tag = 'fair' as const;
   readonly exclusive = false;
   readonly reentrant = true;
+  readonly directedWakeupSleepMs: number;
 
   constructor(
     private readonly commands: MemoryCommands,
     private readonly waiterTtlMs: number,
-  ) {}
-
-  attempt(r: AttemptRequest): Promise<AttemptResult> {
-    return this.commands.run(() => this.acquire(r), 'fair-acquire', r.key);
+  ) {
+    this.directedWakeupSleepMs = Math.max(1, Math.floor(waiterTtlMs / 2));
   }
 
-  release(h: HoldRef): Promise<ReleaseResult> {
-    return this.commands.run(
-      () => releaseOwnedHold(this.commands.store, h.names.lock, h.owner, h.holdId, h.names.channel),
+  async attempt(r: AttemptRequest): Promise<AttemptResult> {
+    const reply = await this.commands.run(() => this.acquire(r), 'fair-acquire', r.key);
+    return decodeAttemptReply(reply, r.key, [
+      r.names.lock,
+      r.names.aux,
+      fairDeadlinesKey(r.names),
+      r.names.fence,
+    ]);
+  }
+
+  async release(h: HoldRef): Promise<ReleaseResult> {
+    const code = await this.commands.run(
+      () =>
+        releaseOwnedHold(
+          this.commands.store,
+          { lock: h.names.lock, waiters: h.names.aux, channel: h.names.channel },
+          h.owner,
+          h.holdId,
+          { alwaysPublish: true, yieldProcess: h.yieldTo?.process ?? '', yieldMs: h.yieldTo?.ms ?? 0 },
+        ),
       'mutex-release',
       h.key,
     );
+    return decodeReleaseCode(code);
   }
 
-  renew(requests: readonly RenewRequest[]): Promise<RenewResult[]> {
-    return this.commands.run(() => renewOwned(this.commands.store, requests), 'renew');
+  async renew(requests: readonly RenewRequest[]): Promise<RenewResult[]> {
+    const codes = await this.commands.run(() => renewOwned(this.commands.store, requests), 'renew');
+    return codes.map(decodeRenewCode);
   }
 
   async abandon(r: AttemptRequest): Promise<void> {
+    await this.commands.run(() => this.leave(r), 'fair-abandon', r.key).catch(() => undefined); // the place expires by itself at its deadline
+  }
+
+  /** fair-abandon.lua: 1 left the queue, 0 was not in it. */
+  private leave(r: AttemptRequest): 0 | 1 {
     const { store } = this.commands;
     const queue = r.names.aux;
     const deadlines = fairDeadlinesKey(r.names);
-    await this.commands
-      .run(
-        () => {
-          const head = store.zrange(queue)[0]?.[0];
-          if (store.zrem(queue, r.owner) === 0) return;
-          store.hdel(deadlines, r.owner);
-          if (head === r.owner && !store.exists(r.names.lock) && store.zrange(queue).length > 0) {
-            store.publish(r.names.channel);
-          }
-        },
-        'fair-abandon',
-        r.key,
-      )
-      .catch(() => undefined); // the place expires by itself at its deadline
+    const dt = store.type(deadlines);
+    if (store.type(queue) !== 'zset' || (dt !== 'hash' && dt !== 'none')) return 0;
+    const head = store.zrange(queue)[0]?.[0];
+    if (store.zrem(queue, r.owner) === 0) return 0;
+    store.hdel(deadlines, r.owner);
+    if (head === r.owner && !store.exists(r.names.lock)) {
+      // Only the new head may take the free lock: wake just that waiter.
+      const next = store.zrange(queue)[0]?.[0];
+      if (next !== undefined) store.publish(r.names.channel, `@${next}`);
+    }
+    return 1;
   }
 
-  private acquire(r: AttemptRequest): AttemptResult {
+  /** fair-acquire.lua. */
+  private acquire(r: AttemptRequest): AttemptReply {
     const { store } = this.commands;
     const { lock, aux: queue, channel } = r.names;
     const deadlines = fairDeadlinesKey(r.names);
+    const keys = [lock, queue, deadlines];
+    for (let i = 0; i < 3; i++) {
+      const kind = store.type(keys[i]!);
+      if (kind !== 'none' && (kind !== WANTED[i] || store.pttl(keys[i]!) < 0)) return [-1, kind, i + 1];
+    }
+
     const holder = store.hash(lock);
     if (holder?.get('owner') === r.owner) {
       store.hset(lock, { [r.holdId]: '1' });
       if (store.pttl(lock) < r.leaseMs) store.pexpire(lock, r.leaseMs);
-      return granted(Number(holder.get('fence')), true);
+      return [2, Number(holder.get('fence'))];
     }
-    if (r.reenter) return notHeld;
+    if (r.reenter) return [-2];
 
     const now = this.commands.nowMs();
+    // Join at the tail, or keep the place taken by an earlier attempt.
     if (!store.zset(queue)?.has(r.owner)) {
       const last = store.zrange(queue).at(-1);
       store.zadd(queue, last ? last[1] + 1 : 1, r.owner);
     }
     store.hset(deadlines, { [r.owner]: String(now + this.waiterTtlMs) });
+    // Every deadline is at most now + ttl, so the queue's keys outlive all of them.
     store.pexpire(queue, this.waiterTtlMs);
     store.pexpire(deadlines, this.waiterTtlMs);
 
@@ -89,22 +122,23 @@ export class MemoryFairLock implements LockKind {
     for (;;) {
       head = store.zrange(queue)[0]?.[0];
       if (head === r.owner || head === undefined) break;
-      if (Number(store.hash(deadlines)?.get(head) ?? '0') > now) break;
+      if ((Number(store.hash(deadlines)?.get(head) ?? '0') || 0) > now) break;
       store.zrem(queue, head);
       store.hdel(deadlines, head);
       dropped = true;
     }
 
-    if (holder) return busy(store.pttl(lock));
+    if (holder) return [0, store.pttl(lock)];
     if (head !== r.owner) {
-      if (dropped) store.publish(channel);
-      return busy(-1);
+      // A free lock whose head waiter just changed: let the new head try at once.
+      if (dropped) store.publish(channel, `@${head}`);
+      return [0, -1];
     }
     store.zrem(queue, r.owner);
     store.hdel(deadlines, r.owner);
     const token = this.commands.nextFence(r.names.fence);
     store.hset(lock, { owner: r.owner, fence: String(token), [r.holdId]: '1' });
     store.pexpire(lock, r.leaseMs);
-    return granted(token);
+    return [1, token];
   }
 }

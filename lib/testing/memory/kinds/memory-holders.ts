@@ -1,4 +1,5 @@
-import type { RenewRequest, RenewResult } from '../../../core/kinds/lock-kind';
+import type { RenewRequest } from '../../../core/kinds/lock-kind';
+import type { AttemptReply } from '../../../core/kinds/reply';
 import type { MemoryStore } from '../memory-store';
 
 /**
@@ -12,6 +13,15 @@ export class MemoryHolders {
     readonly hash: string,
     readonly zset: string,
   ) {}
+
+  /** holders.lua's foreign(): [-1, type, i] when key i holds data that is not this lock (other type, or no TTL). */
+  foreign(): AttemptReply | undefined {
+    const ht = this.store.type(this.hash);
+    if (ht !== 'none' && (ht !== 'hash' || this.store.pttl(this.hash) < 0)) return [-1, ht, 1];
+    const zt = this.store.type(this.zset);
+    if (zt !== 'none' && (zt !== 'zset' || this.store.pttl(this.zset) < 0)) return [-1, zt, 2];
+    return undefined;
+  }
 
   /** Drops every holder whose lease ran out; returns how many went. */
   prune(now: number): number {
@@ -83,18 +93,30 @@ export class MemoryHolders {
     if ((this.store.zset(this.zset)?.get(owner) ?? 0) < deadline) this.store.zadd(this.zset, deadline, owner);
   }
 
-  /** holders-renew.lua for one request: `renewed`, or `gone` (never `taken-over`: each holder has its own lease). */
-  renew(r: RenewRequest, now: number): RenewResult {
-    if (this.store.type(this.zset) !== 'zset') return 'gone';
-    let result: RenewResult = 'gone';
+  /** holders-renew.lua for one request: 1 renewed, or 0 gone (never -1: each holder has its own lease). */
+  renew(r: RenewRequest, now: number): 1 | 0 {
+    if (this.store.type(this.zset) !== 'zset' || this.foreign()) return 0;
+    let result: 1 | 0 = 0;
     if ((this.store.zset(this.zset)?.get(r.owner) ?? 0) > now) {
       this.store.zadd(this.zset, now + r.leaseMs, r.owner);
-      result = 'renewed';
+      result = 1;
     } else {
       this.prune(now);
     }
     this.syncTtl(now);
     return result;
+  }
+
+  /**
+   * read-write-abandon.lua (also the semaphore's): drops this owner's writer-waiting marker or
+   * permit reservation and wakes the waiters it held back. 1 dropped, 0 this owner had none.
+   */
+  dropReservation(owner: string, channel: string, now: number): 0 | 1 {
+    if (this.foreign() || this.field('ww') !== owner) return 0;
+    this.store.hdel(this.hash, 'ww', 'wwx', 'wwn');
+    this.syncTtl(now);
+    this.store.publish(channel, 'released');
+    return 1;
   }
 }
 

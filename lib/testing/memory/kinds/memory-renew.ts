@@ -1,11 +1,12 @@
-import type { RenewRequest, RenewResult } from '../../../core/kinds/lock-kind';
+import type { RenewReply } from '../../../core/kinds/reply';
+import type { RenewRequest } from '../../../core/kinds/lock-kind';
 import type { MemoryStore } from '../memory-store';
 
 /**
  * renew.lua for the mutex, the token lock and the fair lock: extends the lease when the key still
- * names this owner; `gone` when the key is absent, `taken-over` when another owner holds it.
+ * names this owner; 1 renewed, 0 gone (key absent), -1 held by another owner (or other data).
  */
-export function renewOwned(store: MemoryStore, requests: readonly RenewRequest[]): RenewResult[] {
+export function renewOwned(store: MemoryStore, requests: readonly RenewRequest[]): RenewReply {
   return requests.map((r) => {
     const lock = r.names.lock;
     const type = store.type(lock);
@@ -17,27 +18,59 @@ export function renewOwned(store: MemoryStore, requests: readonly RenewRequest[]
           : undefined;
     if (current === r.owner) {
       store.pexpire(lock, r.leaseMs);
-      return 'renewed';
+      return 1;
     }
-    return type === 'none' ? 'gone' : 'taken-over';
+    return type === 'none' ? 0 : -1;
   });
 }
 
-/** mutex-release.lua (also the fair lock's release): one hold; the last one deletes and wakes. */
+/** What mutex-release.lua needs besides the hold: its ARGV[5..7]. */
+export interface MutexReleaseOptions {
+  /** The fair lock: `waiters` is its queue; wake only its head, by `@<owner>`. */
+  readonly alwaysPublish: boolean;
+  /** The releasing process at its cohort bound ('' = none), and how long the reservation lasts. */
+  readonly yieldProcess: string;
+  readonly yieldMs: number;
+}
+
+/**
+ * mutex-release.lua (also the fair lock's release): removes one hold; the last one deletes the lock,
+ * reserves it (`{ x = '+' .. process }`) for the process that has waited longest when a cohort ended
+ * at its bound, and publishes only when someone waits. 1 released, 2 nested holds remain, 0 not held.
+ */
 export function releaseOwnedHold(
   store: MemoryStore,
-  lock: string,
+  keys: { lock: string; waiters: string; channel: string },
   owner: string,
   holdId: string,
-  channel: string,
-): 'released' | 'still-held' | 'not-held' {
+  options: MutexReleaseOptions,
+): 0 | 1 | 2 {
+  const { lock, waiters, channel } = keys;
   const fields = store.hash(lock);
-  if (!fields || fields.get('owner') !== owner) return 'not-held';
-  if (store.hdel(lock, holdId) === 0) return 'not-held';
-  if (fields.size <= 2) {
-    store.del(lock);
-    store.publish(channel);
-    return 'released';
+  if (!fields || fields.get('owner') !== owner) return 0;
+  if (store.hdel(lock, holdId) === 0) return 0;
+  if (fields.size > 2) return 2;
+  store.del(lock);
+  const waiting = options.alwaysPublish
+    ? []
+    : store
+        .zrange(waiters)
+        .slice(0, 2)
+        .map(([member]) => member);
+  if (options.yieldProcess !== '') {
+    const next = waiting[0] === options.yieldProcess ? waiting[1] : waiting[0];
+    if (next !== undefined) {
+      store.hset(lock, { x: `+${next}` });
+      store.pexpire(lock, options.yieldMs);
+      // Reserved once: a live process records itself again if it still waits, a dead one is forgotten.
+      store.zrem(waiters, next);
+    }
   }
-  return 'still-held';
+  if (options.alwaysPublish) {
+    const head = store.zrange(waiters)[0]?.[0];
+    if (head !== undefined) store.publish(channel, `@${head}`);
+  } else if (waiting.length > 0) {
+    store.publish(channel, 'released');
+  }
+  return 1;
 }

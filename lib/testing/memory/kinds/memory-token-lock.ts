@@ -7,52 +7,70 @@ import type {
   RenewRequest,
   RenewResult,
 } from '../../../core/kinds/lock-kind';
-import { busy, granted, MemoryCommands } from '../memory-commands';
+import { AttemptReply, decodeAttemptReply } from '../../../core/kinds/reply';
+import { decodeRenewCode, MemoryCommands } from '../memory-commands';
 import { renewOwned } from './memory-renew';
 
-/** The plain token lock in memory: token-acquire.lua / token-release.lua; shares the mutex's key. */
+/**
+ * The plain token lock in memory: token-acquire.lua / token-release.lua / renew.lua, with the same
+ * replies and reserved token blocks (cohorts); shares the mutex's key, so the two exclude each other.
+ */
 export class MemoryTokenLock implements LockKind {
   readonly tag = 'm' as const;
   readonly exclusive = true;
   readonly reentrant = false;
+  /** Grants reserve fencing tokens for per-process cohorts (local hand-offs), as on Redis. */
+  readonly cohorts = true;
 
   constructor(private readonly commands: MemoryCommands) {}
 
-  attempt(r: AttemptRequest): Promise<AttemptResult> {
-    const { store } = this.commands;
-    return this.commands.run(
-      () => {
-        const lock = r.names.lock;
-        if (!store.exists(lock)) {
-          store.setString(lock, r.owner, r.leaseMs);
-          return granted(this.commands.nextFence(r.names.fence));
-        }
-        if (store.getString(lock) === r.owner) {
-          const last = Number(store.getString(r.names.fence));
-          return granted(last || this.commands.nextFence(r.names.fence));
-        }
-        return busy(store.pttl(lock));
-      },
-      'token-acquire',
-      r.key,
-    );
+  async attempt(r: AttemptRequest): Promise<AttemptResult> {
+    const reply = await this.commands.run(() => this.acquire(r), 'token-acquire', r.key);
+    return decodeAttemptReply(reply, r.key, [r.names.lock]);
   }
 
-  release(h: HoldRef): Promise<ReleaseResult> {
+  async release(h: HoldRef): Promise<ReleaseResult> {
     const { store } = this.commands;
-    return this.commands.run(
-      () => {
-        if (store.getString(h.names.lock) !== h.owner) return 'not-held';
+    const code = await this.commands.run(
+      (): 0 | 1 => {
+        if (store.type(h.names.lock) !== 'string' || store.getString(h.names.lock) !== h.owner) return 0;
         store.del(h.names.lock);
-        store.publish(h.names.channel);
-        return 'released';
+        store.publish(h.names.channel, 'released');
+        return 1;
       },
       'token-release',
       h.key,
     );
+    return code === 1 ? 'released' : 'not-held';
   }
 
-  renew(requests: readonly RenewRequest[]): Promise<RenewResult[]> {
-    return this.commands.run(() => renewOwned(this.commands.store, requests), 'renew');
+  async renew(requests: readonly RenewRequest[]): Promise<RenewResult[]> {
+    const codes = await this.commands.run(() => renewOwned(this.commands.store, requests), 'renew');
+    return codes.map(decodeRenewCode);
+  }
+
+  /** token-acquire.lua. */
+  private acquire(r: AttemptRequest): AttemptReply {
+    const { store } = this.commands;
+    const { lock, fence } = r.names;
+    const reserve = r.reserveTokens ?? 1;
+    if (!store.exists(lock)) {
+      store.setString(lock, r.owner, r.leaseMs);
+      return [1, this.commands.nextFence(fence, reserve)];
+    }
+    const type = store.type(lock);
+    const pttl = store.pttl(lock);
+    if (type !== 'string') {
+      // A hash with a lease is a reentrant mutex of the same name (busy); anything else is foreign.
+      if (type !== 'hash' || pttl < 0) return [-1, type];
+      return [0, pttl];
+    }
+    // Our own grant, asked for again (a re-sent command): the counter still ends our reserved block.
+    if (store.getString(lock) === r.owner) {
+      const last = store.getString(fence);
+      return [1, last !== undefined ? Number(last) - reserve + 1 : this.commands.nextFence(fence, reserve)];
+    }
+    if (pttl < 0) return [-1, 'string'];
+    return [0, pttl];
   }
 }
