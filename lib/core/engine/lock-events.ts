@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { LockLostReason } from '../errors';
 import { lockChannels, publishLockEvent } from './lock-channels';
+import type { ForceReleaseRecord } from '../inspection/lock-info';
 
 /** Observability events of a lock engine (listen with `engine.events.on(name, fn)`). */
 export interface LockEventMap {
@@ -66,6 +67,8 @@ export interface LockEventMap {
   ];
   /** A connection to the storage went down or came back (once per change, not per command). */
   connection: [ConnectionState];
+  /** This engine force-released a lock (forceRelease): the audit entry, as written to the stream. */
+  forceReleased: [ForceReleaseRecord];
 }
 
 /** The state of one storage connection (`name`: `Redis`, or `RedLock node 2`). */

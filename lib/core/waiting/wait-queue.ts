@@ -13,6 +13,8 @@ export interface HandoffTarget<G = unknown, H = unknown> {
  */
 export class LocalWaitQueues {
   private readonly queues = new Map<string, Ticket[]>();
+  /** Bumped whenever a waiter enters or leaves, so the inspection registry knows when to sync. */
+  version = 0;
 
   /** Joins the queue of `lockName`. Always call `ticket.leave()` in a finally. */
   enter(lockName: string, exclusive: boolean): Ticket {
@@ -21,6 +23,7 @@ export class LocalWaitQueues {
       queue = [];
       this.queues.set(lockName, queue);
     }
+    this.version++;
     const ticket = new Ticket(exclusive, (t, acquired) => this.remove(lockName, t, acquired));
     queue.push(ticket);
     if (queue.length === 1 || !exclusive) ticket.promote(true);
@@ -42,11 +45,17 @@ export class LocalWaitQueues {
     return this.queues.size;
   }
 
+  /** Local waiters per lock name (reported by the inspection registry). */
+  *waiting(): IterableIterator<[lockName: string, count: number]> {
+    for (const [lockName, queue] of this.queues) yield [lockName, queue.length];
+  }
+
   private remove(lockName: string, ticket: Ticket, acquired: boolean): void {
     const queue = this.queues.get(lockName);
     if (!queue) return;
     const index = queue.indexOf(ticket);
     if (index < 0) return;
+    this.version++;
     queue.splice(index, 1);
     if (queue.length === 0) {
       this.queues.delete(lockName);

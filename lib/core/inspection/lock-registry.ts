@@ -1,0 +1,207 @@
+import type { LockGrant } from '../engine/lock-grant';
+import { monotonicMs } from '../engine/ids';
+import type { LockEventMap, LockEvents } from '../engine/lock-events';
+import { defineScript } from '../redis/script-library';
+import type { LocalWaitQueues } from '../waiting/wait-queue';
+import type { InspectionKeys } from './inspection-keys';
+import type { InspectionTarget } from './inspection-target';
+import type { LockOwner } from './lock-info';
+import { grantField, IDENTITY_FIELD, waitingField } from './registry-record';
+
+const SYNC = defineScript<(string | number)[], 1 | 0 | -1>('registry-sync');
+
+/** How often an engine with locks or waiters checks whether its registry record must be written. */
+export const REGISTRY_SYNC_MS = 250;
+/** Idle checks (nothing held, nothing waiting, record dropped) before the sync timer stops. */
+const IDLE_TICKS = 8;
+
+/** What the registry of one engine reads and where it writes. */
+export interface LockRegistryDeps {
+  readonly engineId: string;
+  readonly identity: LockOwner;
+  readonly keys: InspectionKeys;
+  readonly target: InspectionTarget;
+  /** The engine's live grants (HeldLocks.grants). */
+  readonly grants: ReadonlySet<LockGrant>;
+  readonly queues: LocalWaitQueues;
+  readonly events: LockEvents;
+  /** Full rewrite this often (the watchdog period): a record Redis lost comes back within it. */
+  readonly heartbeatMs: number;
+  /** The record outlives a silent engine by this much at least (watchdog lease + period). */
+  readonly baseTtlMs: number;
+  /** A force-release notice for this engine arrived. */
+  readonly onNotice: (message: string) => void;
+}
+
+/**
+ * This engine's entry in the registry of held locks: a hash per engine (who it is, each grant with
+ * owner id, token, hold count and time of grant, each lock's local waiter count) listed in one zset
+ * per key prefix, all under one hash tag. It costs no command on the lock path: grants and releases
+ * only mark the record dirty; a timer writes the difference at most every 250 ms (one script call),
+ * and rewrites it in full with the watchdog's period so it stays alive as long as the locks do. A
+ * crashed engine's record expires with its locks' leases. list() reads it; inspect() reads Redis'
+ * own lock state and only borrows owner details from it.
+ */
+export class LockRegistry {
+  private readonly written = new Map<string, string>();
+  private recordWritten = false;
+  private needFull = true;
+  private nextFullAt = 0;
+  private dirty = false;
+  private seenVersion = -1;
+  private idleTicks = 0;
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<void>;
+  private listening = false;
+  private closed = false;
+  /** Wall-clock offset of the monotonic clock, taken once: grant times stay stable in the record. */
+  private readonly epochOffset = Date.now() - monotonicMs();
+  private readonly identityValue: string;
+  private static readonly EVENTS: (keyof LockEventMap)[] = [
+    'acquired',
+    'released',
+    'lost',
+    'contended',
+    'notAcquired',
+  ];
+
+  constructor(private readonly deps: LockRegistryDeps) {
+    const { host, pid, app } = deps.identity;
+    this.identityValue = JSON.stringify({ host, pid, app, since: Date.now() });
+    for (const name of LockRegistry.EVENTS) deps.events.on(name, this.touch);
+  }
+
+  /** Stops the timer and removes this engine's record (before the connections close). */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const name of LockRegistry.EVENTS) this.deps.events.off(name, this.touch);
+    this.stopTimer();
+    await this.running;
+    if (this.recordWritten) await this.write(['drop', 0]).catch(() => undefined);
+  }
+
+  /** Writes the record now if it changed (tests and close use the timer's path). */
+  flush(): Promise<void> {
+    this.dirty = true;
+    return this.tick();
+  }
+
+  private readonly touch = (): void => {
+    this.dirty = true;
+    this.idleTicks = 0;
+    if (!this.timer && !this.closed) {
+      this.timer = setInterval(() => void this.tick(), REGISTRY_SYNC_MS);
+      this.timer.unref();
+    }
+  };
+
+  private tick(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    if (this.running) return this.running;
+    const moved = this.deps.queues.version !== this.seenVersion;
+    if (!this.dirty && !moved && monotonicMs() < this.nextFullAt && !this.needFull) {
+      return Promise.resolve();
+    }
+    this.running = this.sync().finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  private async sync(): Promise<void> {
+    this.dirty = false;
+    this.seenVersion = this.deps.queues.version;
+    const fields = this.snapshot();
+    if (fields.size === 1) {
+      // Only the identity: nothing held, nobody waiting.
+      if (this.recordWritten) {
+        try {
+          await this.write(['drop', 0]);
+          this.recordWritten = false;
+          this.written.clear();
+        } catch {
+          this.dirty = true;
+          return;
+        }
+      }
+      if (++this.idleTicks >= IDLE_TICKS) this.stopTimer();
+      return;
+    }
+    this.idleTicks = 0;
+    this.listen();
+    const full = this.needFull || monotonicMs() >= this.nextFullAt;
+    const set: string[] = [];
+    const removed: string[] = [];
+    for (const [field, value] of fields) {
+      if (full || this.written.get(field) !== value) set.push(field, value);
+    }
+    if (!full) for (const field of this.written.keys()) if (!fields.has(field)) removed.push(field);
+    if (!full && set.length === 0 && removed.length === 0) return;
+    try {
+      const replies = await this.write([full ? 'full' : 'diff', set.length / 2, ...set, ...removed]);
+      if (replies.includes(-1)) {
+        this.needFull = true;
+        this.dirty = true;
+        return;
+      }
+    } catch {
+      // Redis trouble is reported by the connection events; the next tick writes the full record.
+      this.needFull = true;
+      this.dirty = true;
+      return;
+    }
+    this.written.clear();
+    for (const [field, value] of fields) this.written.set(field, value);
+    this.recordWritten = true;
+    if (full) {
+      this.needFull = false;
+      this.nextFullAt = monotonicMs() + this.deps.heartbeatMs;
+    }
+  }
+
+  /** The record as it should be now. */
+  private snapshot(): Map<string, string> {
+    const fields = new Map<string, string>([[IDENTITY_FIELD, this.identityValue]]);
+    for (const grant of this.deps.grants) {
+      if (!grant.active) continue;
+      const [field, value] = grantField(grant, this.epochOffset);
+      fields.set(field, value);
+    }
+    for (const [lockName, count] of this.deps.queues.waiting())
+      fields.set(waitingField(lockName), String(count));
+    return fields;
+  }
+
+  /** The record's TTL: it outlives every lease this engine holds, and a missed heartbeat or two. */
+  private ttlMs(): number {
+    const now = monotonicMs();
+    let longest = this.deps.baseTtlMs;
+    for (const grant of this.deps.grants) {
+      longest = Math.max(longest, Math.ceil(grant.expiresAt - now) + this.deps.heartbeatMs);
+    }
+    return longest;
+  }
+
+  private async write(tail: (string | number)[]): Promise<number[]> {
+    const { keys, engineId, target } = this.deps;
+    const args = [engineId, this.ttlMs(), ...tail];
+    const settled = await Promise.allSettled(
+      target.gateways.map((g) => g.run(SYNC, [keys.engines, keys.engine(engineId)], args)),
+    );
+    const ok = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+    if (ok.length === 0) throw (settled[0] as PromiseRejectedResult).reason;
+    return ok;
+  }
+
+  /** Subscribes once to this engine's force-release notices (on the first record written). */
+  private listen(): void {
+    if (this.listening) return;
+    this.listening = true;
+    const { target, keys, engineId, onNotice } = this.deps;
+    target.listen(keys.noticePattern(engineId), onNotice).catch(() => (this.listening = false));
+  }
+
+  private stopTimer(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+  }
+}
