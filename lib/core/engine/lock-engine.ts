@@ -17,24 +17,14 @@ import { GrantHandle, LockHandle } from './lock-handle';
 import { SingleKeyLocks } from './single-key-locks';
 import { MultiLocks, runInMultiLockScope } from '../multi/multi-locks';
 import { MultiGrantHandle, type MultiLockHandle } from '../multi/multi-lock-handle';
-import { EngineInspection } from '../inspection/engine-inspection';
-import type { LockInspector } from '../inspection/lock-inspector';
-import type {
-  ForceReleaseOptions,
-  ForceReleaseLogOptions,
-  ForceReleaseRecord,
-  InspectLockOptions,
-  ListLocksOptions,
-  ListLocksResult,
-  LockInfo,
-} from '../inspection/lock-info';
+import { InspectableEngine } from '../inspection/inspectable-engine';
 
 /**
  * The lock engine: the public surface (acquire, tryAcquire, using, current, close). Waiting lives
  * in Acquisition, held locks and the watchdog in HeldLocks, the storage behind a LockBackend.
  * Plain Node; no Nest inside. Built by createLockEngine() from options resolved once.
  */
-export class LockEngine {
+export class LockEngine extends InspectableEngine {
   readonly engineId = randomId().slice(0, 8);
   readonly events = new LockEvents();
   private readonly keys: KeySpace;
@@ -50,14 +40,13 @@ export class LockEngine {
   private readonly single: SingleKeyLocks;
   /** acquire/tryAcquire/using with an array of keys (lib/core/multi). */
   private readonly multi: MultiLocks;
-  /** isLocked / inspect / list / forceRelease (lib/core/inspection); none on the in-memory backend. */
-  private readonly inspection?: EngineInspection;
 
   constructor(
     private readonly backend: LockBackend,
     /** Resolved by resolveEngineOptions() (createLockEngine does it). */
     readonly options: ResolvedEngineOptions,
   ) {
+    super();
     this.keys = new KeySpace(options.keyPrefix);
     // Every waiter listens to `closing` until it leaves; thousands of waiters are normal, not a leak.
     setMaxListeners(0, this.closing.signal);
@@ -83,16 +72,12 @@ export class LockEngine {
     const deps = { engineId: this.engineId, keys: this.keys, backend, context: this.context, options };
     this.single = new SingleKeyLocks(deps);
     this.multi = new MultiLocks(deps);
-    const { held, queues, events } = this;
-    this.inspection = EngineInspection.open({
-      engineId: this.engineId,
-      backend,
-      options,
-      keys: this.keys,
-      held,
-      queues,
-      events,
-    });
+    const { engineId, keys, held, queues, events } = this;
+    this.openInspection({ engineId, backend, options, keys, held, queues, events });
+  }
+
+  protected override get isClosing(): boolean {
+    return this.closed !== undefined;
   }
 
   /** Takes the lock, waiting up to `waitMs`; rejects with LockNotAcquiredError when it stays busy. */
@@ -165,34 +150,6 @@ export class LockEngine {
     );
   }
 
-  /** True when `key` is held, by any process (of any kind, or of `options.kind`). */
-  async isLocked(key: string, options?: InspectLockOptions): Promise<boolean> {
-    return this.inspector().isLocked(key, options);
-  }
-
-  /** Who holds `key` (owner, since when, until when, token, holds) and who waits; null when free. */
-  async inspect(key: string, options?: InspectLockOptions): Promise<LockInfo | null> {
-    return this.inspector().inspect(key, options);
-  }
-
-  /** Held locks across every process and node, a page at a time (from the registry; never KEYS/SCAN). */
-  async list(options?: ListLocksOptions): Promise<ListLocksResult> {
-    return this.inspector().list(options);
-  }
-
-  /**
-   * Evicts the holders of `key`, advances its fencing token, wakes its waiters, aborts the holders'
-   * signals ('force-released') and writes an audit entry. False when nothing was held.
-   */
-  async forceRelease(key: string, options: ForceReleaseOptions): Promise<boolean> {
-    return this.inspector().forceRelease(key, options);
-  }
-
-  /** The newest force-release audit entries (of one key when `options.key` is given). */
-  async forceReleases(options?: ForceReleaseLogOptions): Promise<ForceReleaseRecord[]> {
-    return this.inspector().forceReleases(options);
-  }
-
   /** Held grants, local waiters and subscribed channels (for health checks, metrics and leak tests). */
   stats(): LockEngineStats {
     return {
@@ -224,12 +181,6 @@ export class LockEngine {
     return this.sections.hold(handle, () => this.runInLock(handle, fn));
   }
 
-  private inspector(): LockInspector {
-    if (!this.inspection) throw new TypeError('Inspection is not supported by this lock backend');
-    if (this.closed) throw new LockServiceClosedError('closed');
-    return this.inspection.inspector;
-  }
-
   private async shutdown(): Promise<void> {
     this.closing.abort(new LockServiceClosedError('shutting down'));
     // Running critical sections finish first (their locks renewed), within drainMs.
@@ -242,7 +193,7 @@ export class LockEngine {
       for (const holdId of [...grant.openHolds]) releases.push(grant.releaseHold(holdId));
     }
     await Promise.all(releases);
-    await this.inspection?.close();
+    await this.closeInspection();
     await this.backend.close();
   }
 }

@@ -62,11 +62,6 @@ export class EngineInspection {
     return parts.backend.inspection ? new EngineInspection(parts) : undefined;
   }
 
-  /** Writes this engine's registry record now if it changed (tests; list() does not need it). */
-  flush(): Promise<void> {
-    return this.registry?.flush() ?? Promise.resolve();
-  }
-
   /** Removes this engine's record and stops its timer (before the backend closes). */
   close(): Promise<void> {
     return this.registry?.close() ?? Promise.resolve();

@@ -14,6 +14,8 @@ const SYNC = defineScript<(string | number)[], 1 | 0 | -1>('registry-sync');
 export const REGISTRY_SYNC_MS = 250;
 /** Idle checks (nothing held, nothing waiting, record dropped) before the sync timer stops. */
 const IDLE_TICKS = 8;
+/** Events after which the record may have changed. */
+const SYNC_EVENTS: (keyof LockEventMap)[] = ['acquired', 'released', 'lost', 'contended', 'notAcquired'];
 
 /** What the registry of one engine reads and where it writes. */
 export interface LockRegistryDeps {
@@ -57,34 +59,21 @@ export class LockRegistry {
   /** Wall-clock offset of the monotonic clock, taken once: grant times stay stable in the record. */
   private readonly epochOffset = Date.now() - monotonicMs();
   private readonly identityValue: string;
-  private static readonly EVENTS: (keyof LockEventMap)[] = [
-    'acquired',
-    'released',
-    'lost',
-    'contended',
-    'notAcquired',
-  ];
 
   constructor(private readonly deps: LockRegistryDeps) {
     const { host, pid, app } = deps.identity;
     this.identityValue = JSON.stringify({ host, pid, app, since: Date.now() });
-    for (const name of LockRegistry.EVENTS) deps.events.on(name, this.touch);
+    for (const name of SYNC_EVENTS) deps.events.on(name, this.touch);
   }
 
   /** Stops the timer and removes this engine's record (before the connections close). */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    for (const name of LockRegistry.EVENTS) this.deps.events.off(name, this.touch);
+    for (const name of SYNC_EVENTS) this.deps.events.off(name, this.touch);
     this.stopTimer();
     await this.running;
     if (this.recordWritten) await this.write(['drop', 0]).catch(() => undefined);
-  }
-
-  /** Writes the record now if it changed (tests and close use the timer's path). */
-  flush(): Promise<void> {
-    this.dirty = true;
-    return this.tick();
   }
 
   private readonly touch = (): void => {
