@@ -13,7 +13,7 @@ const SYNC = defineScript<(string | number)[], 1 | 0 | -1>('registry-sync');
 /** How often an engine with locks or waiters checks whether its registry record must be written. */
 export const REGISTRY_SYNC_MS = 250;
 /** Idle checks (nothing held, nothing waiting, record dropped) before the sync timer stops. */
-const IDLE_TICKS = 8;
+const IDLE_TICKS = 4;
 /** Events after which the record may have changed. */
 const SYNC_EVENTS: (keyof LockEventMap)[] = ['acquired', 'released', 'lost', 'contended', 'notAcquired'];
 
@@ -79,6 +79,8 @@ export class LockRegistry {
   private readonly touch = (): void => {
     this.dirty = true;
     this.idleTicks = 0;
+    // Listen for force-release notices from this engine's first activity on (see listen()).
+    this.listen();
     if (!this.timer && !this.closed) {
       this.timer = setInterval(() => void this.tick(), REGISTRY_SYNC_MS);
       this.timer.unref();
@@ -88,6 +90,11 @@ export class LockRegistry {
   private tick(): Promise<void> {
     if (this.closed) return Promise.resolve();
     if (this.running) return this.running;
+    // Nothing held or waited for here, and no record left in Redis: stop ticking soon.
+    if (!this.recordWritten && this.deps.grants.size === 0 && this.deps.queues.size === 0) {
+      if (++this.idleTicks >= IDLE_TICKS) this.stopTimer();
+      return Promise.resolve();
+    }
     const moved = this.deps.queues.version !== this.seenVersion;
     if (!this.dirty && !moved && monotonicMs() < this.nextFullAt && !this.needFull) {
       return Promise.resolve();
@@ -112,11 +119,9 @@ export class LockRegistry {
           return;
         }
       }
-      if (++this.idleTicks >= IDLE_TICKS) this.stopTimer();
       return;
     }
     this.idleTicks = 0;
-    this.listen();
     const full = this.needFull || monotonicMs() >= this.nextFullAt;
     const set: string[] = [];
     const removed: string[] = [];
@@ -181,7 +186,7 @@ export class LockRegistry {
     return ok;
   }
 
-  /** Subscribes once to this engine's force-release notices (on the first record written). */
+  /** Subscribes once to this engine's force-release notices (at its first grant or wait). */
   private listen(): void {
     if (this.listening) return;
     this.listening = true;
