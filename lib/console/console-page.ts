@@ -26,7 +26,7 @@ th{background:#eef0f4;font-weight:600}td.num{text-align:right;font-variant-numer
 code{font:12px ui-monospace,SFMono-Regular,Menlo,monospace}.kind{font-weight:600}
 #status{font-size:.85rem;padding:.1rem .5rem;border-radius:999px;background:#e4e7ec}
 #status.live{background:#d1fadf;color:#05603a}#status.down{background:#fee4e2;color:#912018}
-#message{min-height:1.2rem;font-size:.9rem}.empty{color:#667085;text-align:center;padding:1rem}
+#message{min-height:1.2rem;font-size:.9rem}td.action{white-space:nowrap}.empty{color:#667085;text-align:center;padding:1rem}
 </style></head>
 <body>
 <h1>${escapeHtml(options.title)} <span id="status">connecting</span></h1>
@@ -67,7 +67,7 @@ function render() {
       tr.append(el('td', h.fencingToken || '–', 'num'), el('td', h.holdCount, 'num'));
       const waiters = Object.entries(lock.waiters.byOwner).map(([o, n]) => n + ' from ' + o).join(', ');
       tr.append(el('td', i === 0 ? (lock.waiters.total ? lock.waiters.total + ' (' + waiters + ')' : '0') : ''));
-      const action = el('td');
+      const action = el('td', undefined, 'action');
       if (CONFIG.allowForceRelease && i === 0) {
         const reason = el('input'); reason.className = 'reason'; reason.value = typed.get(lock.key + '|' + lock.kind) || ''; reason.placeholder = 'reason (required)'; reason.setAttribute('aria-label', 'Reason for ' + lock.key);
         const button = el('button', 'Force release', 'release');
