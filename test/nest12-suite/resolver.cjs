@@ -1,7 +1,7 @@
 // Jest resolver for jest.nest12.config.js (last step of `npm run test:packed`): runs the Nest-layer and e2e specs,
 // unchanged, on NestJS 12 and on the PACKED library instead of lib/.
 //   - `../../lib` (the public barrel, all the specs import) → `nestjs-distributed-lock` as installed
-//     from the tarball in test/nest12/node_modules; `lib/<entry>` (core, testing, terminus,
+//     from the tarball in test/nest12/node_modules; `lib/<entry>` (core, testing, terminus, console,
 //     observability) → `nestjs-distributed-lock/<entry>`.
 //   - @nestjs/*, rxjs, reflect-metadata and ioredis → test/nest12/node_modules (Nest 12), so the specs,
 //     the sample app and the library share one copy of Nest.
@@ -13,7 +13,7 @@ const ROOT = path.resolve(__dirname, '..', '..');
 const LIB = path.join(ROOT, 'lib');
 const NEST12 = path.join(ROOT, 'test', 'nest12');
 /** The package's public subpath entry points (package.json exports, scripts/build.mjs ENTRY_POINTS). */
-const SUBPATHS = ['core', 'testing', 'terminus', 'observability'];
+const SUBPATHS = ['core', 'testing', 'terminus', 'observability', 'console'];
 const REDIRECTED =
   /^(@nestjs\/|rxjs(\/|$)|reflect-metadata(\/|$)|ioredis(\/|$)|nestjs-distributed-lock(\/|$))/;
 
