@@ -38,9 +38,9 @@ export interface LockRegistryDeps {
 /**
  * This engine's entry in the registry of held locks: a hash per engine (who it is, each grant with
  * owner id, token, hold count and time of grant, each lock's local waiter count) listed in one zset
- * per key prefix, all under one hash tag. It costs no command on the lock path: grants and releases
- * only mark the record dirty; a timer writes the difference at most every 250 ms (one script call),
- * and rewrites it in full with the watchdog's period so it stays alive as long as the locks do. A
+ * per key prefix, all under one hash tag. It costs no command on the lock path: a timer (running
+ * while the engine holds or waits for locks) writes the difference at most every 250 ms (one script
+ * call), and rewrites it in full with the watchdog's period so it stays alive as long as the locks do. A
  * crashed engine's record expires with its locks' leases. list() reads it; inspect() reads Redis'
  * own lock state and only borrows owner details from it.
  */
@@ -49,8 +49,8 @@ export class LockRegistry {
   private recordWritten = false;
   private needFull = true;
   private nextFullAt = 0;
-  private dirty = false;
-  private seenVersion = -1;
+  /** Locks with local waiters at the previous tick. */
+  private waitingBefore = new Set<string>();
   private idleTicks = 0;
   private timer?: NodeJS.Timeout;
   private running?: Promise<void>;
@@ -77,10 +77,7 @@ export class LockRegistry {
   }
 
   private readonly touch = (): void => {
-    this.dirty = true;
     this.idleTicks = 0;
-    // Listen for force-release notices from this engine's first activity on (see listen()).
-    this.listen();
     if (!this.timer && !this.closed) {
       this.timer = setInterval(() => void this.tick(), REGISTRY_SYNC_MS);
       this.timer.unref();
@@ -95,33 +92,25 @@ export class LockRegistry {
       if (++this.idleTicks >= IDLE_TICKS) this.stopTimer();
       return Promise.resolve();
     }
-    const moved = this.deps.queues.version !== this.seenVersion;
-    if (!this.dirty && !moved && monotonicMs() < this.nextFullAt && !this.needFull) {
-      return Promise.resolve();
-    }
     this.running = this.sync().finally(() => (this.running = undefined));
     return this.running;
   }
 
   private async sync(): Promise<void> {
-    this.dirty = false;
-    this.seenVersion = this.deps.queues.version;
     const fields = this.snapshot();
     if (fields.size === 1) {
-      // Only the identity: nothing held, nobody waiting.
-      if (this.recordWritten) {
-        try {
-          await this.write(['drop', 0]);
-          this.recordWritten = false;
-          this.written.clear();
-        } catch {
-          this.dirty = true;
-          return;
-        }
+      // Only the identity: nothing held or waited for long enough to report.
+      if (!this.recordWritten) return;
+      try {
+        await this.write(['drop', 0]);
+        this.recordWritten = false;
+        this.written.clear();
+      } catch {
+        // Redis trouble is reported by the connection events; the next tick tries again.
       }
       return;
     }
-    this.idleTicks = 0;
+    this.listen();
     const full = this.needFull || monotonicMs() >= this.nextFullAt;
     const set: string[] = [];
     const removed: string[] = [];
@@ -134,13 +123,10 @@ export class LockRegistry {
       const replies = await this.write([full ? 'full' : 'diff', set.length / 2, ...set, ...removed]);
       if (replies.includes(-1)) {
         this.needFull = true;
-        this.dirty = true;
         return;
       }
     } catch {
-      // Redis trouble is reported by the connection events; the next tick writes the full record.
-      this.needFull = true;
-      this.dirty = true;
+      this.needFull = true; // the next tick writes the full record
       return;
     }
     this.written.clear();
@@ -152,16 +138,26 @@ export class LockRegistry {
     }
   }
 
-  /** The record as it should be now. */
+  /**
+   * The record as it should be now: grants held for at least one sync period, and the local waiters
+   * of locks that had waiters at the previous tick too. A lock taken and given back within
+   * milliseconds (most of them) never costs a registry write; what an operator looks for — a lock
+   * held or waited for a while — shows within 250–500 ms.
+   */
   private snapshot(): Map<string, string> {
     const fields = new Map<string, string>([[IDENTITY_FIELD, this.identityValue]]);
+    const settled = monotonicMs() - REGISTRY_SYNC_MS;
     for (const grant of this.deps.grants) {
-      if (!grant.active) continue;
+      if (!grant.active || grant.grantedAt > settled) continue;
       const [field, value] = grantField(grant, this.epochOffset);
       fields.set(field, value);
     }
-    for (const [lockName, count] of this.deps.queues.waiting())
-      fields.set(waitingField(lockName), String(count));
+    const waiting = new Set<string>();
+    for (const [lockName, count] of this.deps.queues.waiting()) {
+      waiting.add(lockName);
+      if (this.waitingBefore.has(lockName)) fields.set(waitingField(lockName), String(count));
+    }
+    this.waitingBefore = waiting;
     return fields;
   }
 
@@ -186,7 +182,7 @@ export class LockRegistry {
     return ok;
   }
 
-  /** Subscribes once to this engine's force-release notices (at its first grant or wait). */
+  /** Subscribes once to this engine's force-release notices (with its first record, not on the lock path). */
   private listen(): void {
     if (this.listening) return;
     this.listening = true;

@@ -33,8 +33,14 @@ export interface EngineRecord {
 /** Field of the owner identity in a record. */
 export const IDENTITY_FIELD = '@';
 
-/** The field and value of one grant. */
+/** The last field and value built per grant, with the hold count they were built for. */
+const built = new WeakMap<LockGrant, { holds: number; field: [string, string] }>();
+
+/** The field and value of one grant (built again only when its hold count changed). */
 export function grantField(grant: LockGrant, epochOffset: number): [string, string] {
+  const holds = grant.openHolds.size;
+  const cached = built.get(grant);
+  if (cached?.holds === holds) return cached.field;
   const entry: GrantEntry = {
     k: grant.key,
     t: kindOfGrant(grant),
@@ -42,11 +48,13 @@ export function grantField(grant: LockGrant, epochOffset: number): [string, stri
     o: grant.owner,
     a: Math.round(grant.grantedAt + epochOffset),
     f: grant.fencingToken,
-    h: grant.openHolds.size,
+    h: holds,
   };
   if (grant.options.limit !== undefined) entry.p = grant.options.permits ?? 1;
   if (grant.options.mode !== undefined) entry.m = grant.options.mode;
-  return [`g:${grant.owner}:${grant.names.lock}`, JSON.stringify(entry)];
+  const field: [string, string] = [`g:${grant.owner}:${grant.names.lock}`, JSON.stringify(entry)];
+  built.set(grant, { holds, field });
+  return field;
 }
 
 /** The field of a lock's local waiter count. */

@@ -13,8 +13,6 @@ export interface HandoffTarget<G = unknown, H = unknown> {
  */
 export class LocalWaitQueues {
   private readonly queues = new Map<string, Ticket[]>();
-  /** Bumped whenever a waiter enters or leaves, so the inspection registry knows when to sync. */
-  version = 0;
 
   /** Joins the queue of `lockName`. Always call `ticket.leave()` in a finally. */
   enter(lockName: string, exclusive: boolean): Ticket {
@@ -23,7 +21,6 @@ export class LocalWaitQueues {
       queue = [];
       this.queues.set(lockName, queue);
     }
-    this.version++;
     const ticket = new Ticket(exclusive, (t, acquired) => this.remove(lockName, t, acquired));
     queue.push(ticket);
     if (queue.length === 1 || !exclusive) ticket.promote(true);
@@ -55,7 +52,6 @@ export class LocalWaitQueues {
     if (!queue) return;
     const index = queue.indexOf(ticket);
     if (index < 0) return;
-    this.version++;
     queue.splice(index, 1);
     if (queue.length === 0) {
       this.queues.delete(lockName);
