@@ -49,7 +49,10 @@ export class EngineInspection {
         target,
         grants: held.grants,
         queues,
-        events,
+        onActivity: (callback) => {
+          held.onGrant = callback;
+          queues.onEnter = callback;
+        },
         heartbeatMs: options.renewEveryMs,
         baseTtlMs: options.watchdogLeaseMs + options.renewEveryMs,
         onNotice: (message) => this.inspector.onNotice(message),

@@ -1,6 +1,5 @@
 import type { LockGrant } from '../engine/lock-grant';
 import { monotonicMs } from '../engine/ids';
-import type { LockEventMap, LockEvents } from '../engine/lock-events';
 import { defineScript } from '../redis/script-library';
 import type { LocalWaitQueues } from '../waiting/wait-queue';
 import type { InspectionKeys } from './inspection-keys';
@@ -14,8 +13,6 @@ const SYNC = defineScript<(string | number)[], 1 | 0 | -1>('registry-sync');
 export const REGISTRY_SYNC_MS = 250;
 /** Idle checks (nothing held, nothing waiting, record dropped) before the sync timer stops. */
 const IDLE_TICKS = 4;
-/** Events after which the record may have changed. */
-const SYNC_EVENTS: (keyof LockEventMap)[] = ['acquired', 'released', 'lost', 'contended', 'notAcquired'];
 
 /** What the registry of one engine reads and where it writes. */
 export interface LockRegistryDeps {
@@ -26,7 +23,8 @@ export interface LockRegistryDeps {
   /** The engine's live grants (HeldLocks.grants). */
   readonly grants: ReadonlySet<LockGrant>;
   readonly queues: LocalWaitQueues;
-  readonly events: LockEvents;
+  /** Sets (or clears) the callback for a new grant or a new waiter of this engine. */
+  readonly onActivity: (callback: (() => void) | undefined) => void;
   /** Full rewrite this often (the watchdog period): a record Redis lost comes back within it. */
   readonly heartbeatMs: number;
   /** The record outlives a silent engine by this much at least (watchdog lease + period). */
@@ -63,14 +61,14 @@ export class LockRegistry {
   constructor(private readonly deps: LockRegistryDeps) {
     const { host, pid, app } = deps.identity;
     this.identityValue = JSON.stringify({ host, pid, app, since: Date.now() });
-    for (const name of SYNC_EVENTS) deps.events.on(name, this.touch);
+    deps.onActivity(this.touch);
   }
 
   /** Stops the timer and removes this engine's record (before the connections close). */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    for (const name of SYNC_EVENTS) this.deps.events.off(name, this.touch);
+    this.deps.onActivity(undefined);
     this.stopTimer();
     await this.running;
     if (this.recordWritten) await this.write(['drop', 0]).catch(() => undefined);
