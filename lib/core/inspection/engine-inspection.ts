@@ -54,6 +54,7 @@ export class EngineInspection {
           queues.onEnter = callback;
         },
         heartbeatMs: options.renewEveryMs,
+        commandTimeoutMs: options.commandTimeoutMs,
         baseTtlMs: options.watchdogLeaseMs + options.renewEveryMs,
         onNotice: (message) => this.inspector.onNotice(message),
       });

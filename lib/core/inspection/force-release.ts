@@ -87,7 +87,7 @@ export class ForceRelease {
         evicted: [...evicted].map(([ownerId, token]) => {
           const owner = registry?.owner(ownerId) ?? { engine: engineOf(ownerId), host: '', pid: 0, app: '' };
           const entry = registry?.grant(ownerId, names.lock);
-          return { label: ownerLabel(owner), owner, fencingToken: Math.max(token, entry?.f ?? 0) };
+          return { label: ownerLabel(owner), owner, fencingToken: entry?.f ?? token };
         }),
       };
       for (const owner of evicted.keys()) {

@@ -125,8 +125,9 @@ function describeLock(key: string, state: KindState, registry: RegistrySnapshot)
       owner: registry.owner(h.ownerId),
       acquiredAt: entry?.a ?? 0,
       expiresAt: h.expiresAt,
-      // A cohort hands the lock on locally: the engine knows the current holder's token.
-      fencingToken: Math.max(h.fencingToken, entry?.f ?? 0),
+      // The holder's engine knows its token best: a cohort hands the lock on locally (the hash keeps
+      // the first token), and a RedLock grant's token is not any one node's.
+      fencingToken: entry?.f ?? h.fencingToken,
       holdCount: h.holdCount,
       ...(h.permits !== undefined && { permits: h.permits }),
       ...(h.mode !== undefined && { mode: h.mode }),

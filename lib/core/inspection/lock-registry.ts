@@ -1,13 +1,11 @@
 import type { LockGrant } from '../engine/lock-grant';
 import { monotonicMs } from '../engine/ids';
-import { defineScript } from '../redis/script-library';
 import type { LocalWaitQueues } from '../waiting/wait-queue';
 import type { InspectionKeys } from './inspection-keys';
 import type { InspectionTarget } from './inspection-target';
 import type { LockOwner } from './lock-info';
 import { grantField, IDENTITY_FIELD, waitingField } from './registry-record';
-
-const SYNC = defineScript<(string | number)[], 1 | 0 | -1>('registry-sync');
+import { writeRecord, type RecordWrite } from './registry-write';
 
 /** How often an engine with locks or waiters checks whether its registry record must be written. */
 export const REGISTRY_SYNC_MS = 250;
@@ -27,6 +25,7 @@ export interface LockRegistryDeps {
   readonly onActivity: (callback: (() => void) | undefined) => void;
   /** Full rewrite this often (the watchdog period): a record Redis lost comes back within it. */
   readonly heartbeatMs: number;
+  readonly commandTimeoutMs: number;
   /** The record outlives a silent engine by this much at least (watchdog lease + period). */
   readonly baseTtlMs: number;
   /** A force-release notice for this engine arrived. */
@@ -37,9 +36,9 @@ export interface LockRegistryDeps {
  * This engine's entry in the registry of held locks: a hash per engine (who it is, each grant with
  * owner id, token, hold count and time of grant, each lock's local waiter count) listed in one zset
  * per key prefix, all under one hash tag. It costs no command on the lock path: a timer (running
- * while the engine holds or waits for locks) writes the difference at most every 250 ms (one script
- * call), and rewrites it in full with the watchdog's period so it stays alive as long as the locks do. A
- * crashed engine's record expires with its locks' leases. list() reads it; inspect() reads Redis'
+ * while the engine holds or waits for locks) writes the difference at most every 250 ms (one
+ * MULTI/EXEC), and rewrites it in full with the watchdog's period so it stays alive as long as the
+ * locks do. A crashed engine's record expires with its locks' leases. list() reads it; inspect() reads Redis'
  * own lock state and only borrows owner details from it.
  */
 export class LockRegistry {
@@ -71,7 +70,7 @@ export class LockRegistry {
     this.deps.onActivity(undefined);
     this.stopTimer();
     await this.running;
-    if (this.recordWritten) await this.write(['drop', 0]).catch(() => undefined);
+    if (this.recordWritten) await this.write({ op: 'drop' }).catch(() => undefined);
   }
 
   private readonly touch = (): void => {
@@ -100,7 +99,7 @@ export class LockRegistry {
       // Only the identity: nothing held or waited for long enough to report.
       if (!this.recordWritten) return;
       try {
-        await this.write(['drop', 0]);
+        await this.write({ op: 'drop' });
         this.recordWritten = false;
         this.written.clear();
       } catch {
@@ -118,7 +117,7 @@ export class LockRegistry {
     if (!full) for (const field of this.written.keys()) if (!fields.has(field)) removed.push(field);
     if (!full && set.length === 0 && removed.length === 0) return;
     try {
-      const replies = await this.write([full ? 'full' : 'diff', set.length / 2, ...set, ...removed]);
+      const replies = await this.write({ op: full ? 'full' : 'diff', set, removed, ttlMs: this.ttlMs() });
       if (replies.includes(-1)) {
         this.needFull = true;
         return;
@@ -169,15 +168,9 @@ export class LockRegistry {
     return longest;
   }
 
-  private async write(tail: (string | number)[]): Promise<number[]> {
-    const { keys, engineId, target } = this.deps;
-    const args = [engineId, this.ttlMs(), ...tail];
-    const settled = await Promise.allSettled(
-      target.gateways.map((g) => g.run(SYNC, [keys.engines, keys.engine(engineId)], args)),
-    );
-    const ok = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
-    if (ok.length === 0) throw (settled[0] as PromiseRejectedResult).reason;
-    return ok;
+  private write(write: RecordWrite): Promise<number[]> {
+    const { target, keys, engineId, commandTimeoutMs } = this.deps;
+    return writeRecord(target, keys, engineId, write, commandTimeoutMs);
   }
 
   /** Subscribes once to this engine's force-release notices (with its first record, not on the lock path). */

@@ -6,9 +6,7 @@ import { onNodes } from './node-calls';
 import { engineOf } from './owner-identity';
 import { parseRecord, type EngineRecord, type GrantEntry } from './registry-record';
 
-const READ_REGISTRY = defineScript<[recordPrefix: string], [number, ...(string | string[])[]]>(
-  'registry-read',
-);
+const READ_REGISTRY = defineScript<[recordPrefix: string], (string | string[])[]>('registry-read');
 
 /** The registry as read: every live engine's record, and grant entries by owner and lock name. */
 export class RegistrySnapshot {
@@ -48,7 +46,7 @@ export async function readRegistry(
   const replies = await onNodes(target, (g) => g.run(READ_REGISTRY, [keys.engines], [keys.enginePrefix]), 1);
   const snapshot = new RegistrySnapshot();
   for (const reply of replies) {
-    for (let i = 1; i + 1 < reply.length; i += 2) snapshot.add(String(reply[i]), reply[i + 1] as string[]);
+    for (let i = 0; i + 1 < reply.length; i += 2) snapshot.add(String(reply[i]), reply[i + 1] as string[]);
   }
   return snapshot;
 }
