@@ -11,6 +11,8 @@ import { writeRecord, type RecordWrite } from './registry-write';
 export const REGISTRY_SYNC_MS = 250;
 /** Idle checks (nothing held, nothing waiting, record dropped) before the sync timer stops. */
 const IDLE_TICKS = 4;
+/** close() waits at most this long to remove the record. */
+const CLOSE_DROP_MS = 1000;
 
 /** What the registry of one engine reads and where it writes. */
 export interface LockRegistryDeps {
@@ -70,7 +72,9 @@ export class LockRegistry {
     this.deps.onActivity(undefined);
     this.stopTimer();
     await this.running;
-    if (this.recordWritten) await this.write({ op: 'drop' }).catch(() => undefined);
+    // The record expires by itself: a Redis that is down or slow must not hold close() for long.
+    const up = this.deps.target.gateways.some((g) => g.client.status === 'ready');
+    if (this.recordWritten && up) await this.write({ op: 'drop' }, CLOSE_DROP_MS).catch(() => undefined);
   }
 
   private readonly touch = (): void => {
@@ -168,9 +172,9 @@ export class LockRegistry {
     return longest;
   }
 
-  private write(write: RecordWrite): Promise<number[]> {
-    const { target, keys, engineId, commandTimeoutMs } = this.deps;
-    return writeRecord(target, keys, engineId, write, commandTimeoutMs);
+  private write(write: RecordWrite, timeoutMs = this.deps.commandTimeoutMs): Promise<number[]> {
+    const { target, keys, engineId } = this.deps;
+    return writeRecord(target, keys, engineId, write, Math.min(timeoutMs, this.deps.commandTimeoutMs));
   }
 
   /** Subscribes once to this engine's force-release notices (with its first record, not on the lock path). */
