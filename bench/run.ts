@@ -4,6 +4,8 @@
  *   --only=a,b           only these libraries (ids in bench/adapters/index.ts)
  *   --fair               also run this library with `fair: true` (already part of a run without --only:
  *                        one of the targets is about it)
+ *   --registry           also run this library with `inspection: false` (part of a run without --only:
+ *                        the registry-overhead targets compare the two)
  *   --parts=locks,scale,http   which parts to run (default all)
  *   --out=FILE           JSON results (default bench/results/latest.json)
  *   --chart=FILE         contention chart SVG (default next to the JSON)
@@ -12,7 +14,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { dirname, resolve } from 'node:path';
-import { FAIR, isLibraryId, LIBRARY_IDS, type LibraryId } from './adapters';
+import { FAIR, isLibraryId, LIBRARY_IDS, NO_REGISTRY, type LibraryId } from './adapters';
 import { FULL, QUICK } from './config';
 import { RedisTarget } from './redis-target';
 import { contentionChart } from './report/svg-chart';
@@ -49,6 +51,8 @@ async function main(): Promise<void> {
       throw new Error(`--only: unknown library "${id}" (known: ${LIBRARY_IDS.join(', ')})`);
   const ids: LibraryId[] = only ? (only as LibraryId[]) : [...LIBRARY_IDS];
   if ((flag('fair') !== undefined || !only) && !ids.includes(FAIR)) ids.splice(1, 0, FAIR);
+  // The registry's overhead: this library with and without it, in the same run.
+  if ((flag('registry') !== undefined || !only) && !ids.includes(NO_REGISTRY)) ids.splice(1, 0, NO_REGISTRY);
   const parts = new Set((flag('parts') ?? 'locks,scale,http').split(','));
   const out = resolve(flag('out') || `bench/results/${profile.name === 'quick' ? 'quick' : 'latest'}.json`);
   const chart = resolve(flag('chart') || out.replace(/\.json$/, '.svg'));

@@ -41,4 +41,12 @@ export type { LockEngineReadiness, LockEngineStats } from './core/engine/engine-
 export type { ConnectionState, LockEventMap } from './core/engine/lock-events';
 export type { RedisConnectionOption } from './core/redis/redis-connection';
 export type { RedlockOption } from './core/topology/redlock/redlock-options';
+// Inspection and force release (docs/CONSOLE.md).
+export type {
+  ForceReleaseRecord,
+  LockHolder,
+  LockInfo,
+  LockKind,
+  LockOwner,
+} from './core/inspection/lock-info';
 export * from './core/errors';

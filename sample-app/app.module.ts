@@ -5,6 +5,7 @@ import { ObservabilityModule } from './observability/observability.module';
 import { SampleCoreModule } from './sample-core.module';
 import { configFromEnv, SAMPLE_CONFIG, type SampleConfig } from './sample-config';
 import { SeckillModule } from './seckill/seckill.module';
+import { OperationsModule } from './operations/operations.module';
 
 /** Root module of the sample app. */
 @Module({})
@@ -28,6 +29,8 @@ export class AppModule {
         SeckillModule,
         InventoryModule,
         ObservabilityModule,
+        // The lock console at /locks, behind a global guard (operations/operator.guard.ts).
+        OperationsModule.forRoot(),
       ],
     };
   }

@@ -33,7 +33,11 @@ const ENTRY_POINTS = {
   testing: 'testing/index',
   terminus: 'terminus/index',
   observability: 'observability/index',
+  console: 'console/index',
 };
+
+/** The CLI (package.json "bin"): a CommonJS launcher of the CommonJS build (a process of its own). */
+const BIN = { name: 'nestjs-distributed-lock', source: 'cli/bin' };
 
 function tsc(...args) {
   const bin = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc');
@@ -156,4 +160,8 @@ finishEsm(path.join(dist, 'esm'));
 const lua = copyLua(path.join(dist, 'esm'));
 copyLua(path.join(dist, 'cjs'));
 const entries = writeEntries(path.join(dist, 'entries'));
+fs.mkdirSync(path.join(dist, 'bin'), { recursive: true });
+const binFile = path.join(dist, 'bin', `${BIN.name}.cjs`);
+fs.writeFileSync(binFile, `#!/usr/bin/env node\n'use strict';\nrequire('../cjs/${BIN.source}.js');\n`);
+fs.chmodSync(binFile, 0o755);
 console.log(`build: dist/esm + dist/cjs (${lua} Lua scripts each), entry points ${entries.join(', ')}`);

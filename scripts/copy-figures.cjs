@@ -4,6 +4,7 @@
 // that run's figures to docs/figures/, where the docs link them:
 //   .results/faults/latest.json        → docs/figures/faults/latest.json      (docs/RELIABILITY.md)
 //   .results/topologies/<topology>.json → docs/figures/topologies/            (docs/TOPOLOGIES.md)
+//   .results/console/console.png        → docs/figures/console/console.png    (docs/CONSOLE.md)
 'use strict';
 const fs = require('node:fs');
 const path = require('node:path');
@@ -12,6 +13,7 @@ const root = path.resolve(__dirname, '..');
 const SETS = {
   faults: { from: '.results/faults', to: 'docs/figures/faults', doc: 'docs/RELIABILITY.md' },
   topologies: { from: '.results/topologies', to: 'docs/figures/topologies', doc: 'docs/TOPOLOGIES.md' },
+  console: { from: '.results/console', to: 'docs/figures/console', doc: 'docs/CONSOLE.md', ext: '.png' },
 };
 
 const wanted = process.argv.slice(2);
@@ -26,7 +28,9 @@ let copied = 0;
 for (const [name, set] of Object.entries(SETS)) {
   if (wanted.length > 0 && !wanted.includes(name)) continue;
   const from = path.join(root, set.from);
-  const files = fs.existsSync(from) ? fs.readdirSync(from).filter((file) => file.endsWith('.json')) : [];
+  const files = fs.existsSync(from)
+    ? fs.readdirSync(from).filter((file) => file.endsWith(set.ext ?? '.json'))
+    : [];
   if (files.length === 0) {
     console.log(`figures:copy: ${name}: nothing in ${set.from}/ (run the suite first)`);
     continue;

@@ -2,6 +2,7 @@
 // Runs before `npm test` and `npm run demo`: makes a fresh clone work with nothing else typed.
 // 1. redis-server (and redis-sentinel) on PATH — installed with apt-get when we are root, else a clear message.
 // 2. node_modules matching package-lock.json — `npm ci` when missing or stale.
+// 3. Debian's Chromium (/usr/bin/chromium) for the console's browser test — installed with apt-get when root.
 'use strict';
 const { execSync, spawnSync } = require('node:child_process');
 const fs = require('node:fs');
@@ -42,5 +43,22 @@ function ensureNodeModules() {
   execSync('npm ci --no-audit --no-fund', { cwd: root, stdio: 'inherit' });
 }
 
+function ensureChromium() {
+  if (process.env.CHROMIUM_PATH || fs.existsSync('/usr/bin/chromium')) return;
+  const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+  if (!isRoot || !has('apt-get')) {
+    console.error(
+      '[ensure-env] no /usr/bin/chromium: test/console/console-browser.spec.ts will fail. Install Chromium ' +
+        '(`sudo apt-get install -y chromium`) or set CHROMIUM_PATH.',
+    );
+    return;
+  }
+  console.log('[ensure-env] installing chromium with apt-get (the console browser test) …');
+  execSync('apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium', {
+    stdio: 'inherit',
+  });
+}
+
 ensureRedis();
 ensureNodeModules();
+ensureChromium();

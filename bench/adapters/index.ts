@@ -12,9 +12,10 @@ export const LIBRARY_IDS = [
 ] as const;
 
 /**
- * Extra rows, only with `--fair` (or `--only`): this library's fair lock.
+ * Extra rows, in a run without --only (or with `--fair` / `--registry`): this library's fair lock,
+ * and this library without the inspection registry (the reference for its overhead).
  */
-export const EXTRA_IDS = ['nestjs-distributed-lock-fair'] as const;
+export const EXTRA_IDS = ['nestjs-distributed-lock-fair', 'nestjs-distributed-lock-no-registry'] as const;
 
 /** One of LIBRARY_IDS or EXTRA_IDS. */
 export type LibraryId = (typeof LIBRARY_IDS)[number] | (typeof EXTRA_IDS)[number];
@@ -23,8 +24,10 @@ export type LibraryId = (typeof LIBRARY_IDS)[number] | (typeof EXTRA_IDS)[number
 export const OURS: LibraryId = 'nestjs-distributed-lock';
 /** This library with `fair: true`. */
 export const FAIR: LibraryId = 'nestjs-distributed-lock-fair';
+/** This library with `inspection: false` (no registry of held locks). */
+export const NO_REGISTRY: LibraryId = 'nestjs-distributed-lock-no-registry';
 /** Every row that is this library in some form (not a peer). */
-export const OUR_ROWS: readonly LibraryId[] = [OURS, FAIR];
+export const OUR_ROWS: readonly LibraryId[] = [OURS, FAIR, NO_REGISTRY];
 /** The hand-written SET NX PX baseline. */
 export const RAW: LibraryId = 'raw-baseline';
 

@@ -1,5 +1,5 @@
 import { DEFAULT_COHORT_BOUNDS } from '../../lib/core/engine/cohort';
-import { FAIR, OUR_ROWS, OURS, RAW, type LibraryId } from '../adapters';
+import { FAIR, NO_REGISTRY, OUR_ROWS, OURS, RAW, type LibraryId } from '../adapters';
 import { HTTP_CEILING, HTTP_OURS } from '../http/seckill-bench-config';
 import type { HttpFigures } from '../scenarios/http';
 import { shareDeviation } from '../scenarios/figures';
@@ -28,6 +28,8 @@ export const GOALS = {
   fairCmdsVsMutex: 3,
   /** HTTP seckill req/s ≥ this × the in-process-mutex ceiling's, at every stock setting. */
   httpVsCeiling: 0.85,
+  /** Issue 20: with the inspection registry, ops/s and acquisitions/s ≥ this × without it (≤ 3 % overhead). */
+  registryVsNone: 0.97,
 };
 
 type Better = 'higher' | 'lower';
@@ -132,8 +134,31 @@ export function evaluateTargets(
       out.push(row);
     }
   }
+  const bare = results.libraries.find((l) => l.id === NO_REGISTRY);
+  if (ours && bare && oursId === OURS) out.push(...registryOverhead(ours, bare));
   if (oursId === OURS) out.push(...httpVsCeiling(results.http ?? []));
   if (oursId === OURS) out.push(lostUpdates(results.libraries, results.http));
+  return out;
+}
+
+/** The inspection registry's cost: this library with it (the default) vs `inspection: false`. */
+function registryOverhead(ours: LibraryFigures, bare: LibraryFigures): TargetResult[] {
+  const out: TargetResult[] = [];
+  const goal = GOALS.registryVsNone;
+  for (const u of ours.uncontended) {
+    const b = bare.uncontended.find((x) => x.callers === u.callers);
+    if (!b) continue;
+    const label = `registry overhead, solo ${u.callers} caller(s): ops/s ≥ ${goal}× inspection: false`;
+    out.push(compare(label, u.opsPerSec, b.opsPerSec, 'higher', goal, 'inspection: false'));
+  }
+  for (const c of ours.contention) {
+    const b = bare.contention.find((x) => x.csMs === c.csMs);
+    if (!b) continue;
+    const label = `registry overhead, contention ${c.csMs} ms: acquisitions/s ≥ ${goal}× inspection: false`;
+    const row = compare(label, c.acqPerSec, b.acqPerSec, 'higher', goal, 'inspection: false');
+    row.detail += `; Redis cmds/acq ${c.cmdsPerAcq} vs ${b.cmdsPerAcq}`;
+    out.push(row);
+  }
   return out;
 }
 

@@ -25,3 +25,16 @@ export type { RedisClient } from './redis/redis-client';
 export { KeySpace } from './kinds/key-space';
 export type { MultiLockHandle } from './multi/multi-lock-handle';
 export { MAX_MULTI_KEYS, assertMultiKeyOptions } from './multi/multi-keys';
+export { LOCK_KINDS } from './inspection/lock-info';
+export type {
+  ForceReleaseLogOptions,
+  ForceReleaseOptions,
+  ForceReleaseRecord,
+  InspectLockOptions,
+  ListLocksOptions,
+  ListLocksResult,
+  LockHolder,
+  LockInfo,
+  LockKind,
+  LockOwner,
+} from './inspection/lock-info';

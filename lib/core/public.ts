@@ -15,4 +15,16 @@ export type { ConnectionState, LockEventMap } from './engine/lock-events';
 export type { RedisConnectionOption } from './redis/redis-connection';
 export type { RedlockOption } from './topology/redlock/redlock-options';
 export type { RedisClient } from './redis/redis-client';
+export { LOCK_KINDS } from './inspection/lock-info';
+export type {
+  ForceReleaseOptions,
+  ForceReleaseRecord,
+  InspectLockOptions,
+  ListLocksOptions,
+  ListLocksResult,
+  LockHolder,
+  LockInfo,
+  LockKind,
+  LockOwner,
+} from './inspection/lock-info';
 export * from './errors';

@@ -1,4 +1,11 @@
 import type {
+  ForceReleaseLogOptions,
+  ForceReleaseOptions,
+  ForceReleaseRecord,
+  InspectLockOptions,
+  ListLocksOptions,
+  ListLocksResult,
+  LockInfo,
   LockEngineReadiness,
   LockEngineStats,
   LockEvents,
@@ -40,6 +47,11 @@ export interface DistributedLockEngine {
   current(key?: string): LockHandle | undefined;
   stats(): LockEngineStats;
   readiness(): Promise<LockEngineReadiness>;
+  isLocked(key: string, options?: InspectLockOptions): Promise<boolean>;
+  inspect(key: string, options?: InspectLockOptions): Promise<LockInfo | null>;
+  list(options?: ListLocksOptions): Promise<ListLocksResult>;
+  forceRelease(key: string, options: ForceReleaseOptions): Promise<boolean>;
+  forceReleases(options?: ForceReleaseLogOptions): Promise<ForceReleaseRecord[]>;
   close(): Promise<void>;
 }
 

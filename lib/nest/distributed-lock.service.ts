@@ -7,6 +7,13 @@ import {
   OnModuleInit,
 } from '@nestjs/common';
 import type {
+  ForceReleaseLogOptions,
+  ForceReleaseOptions,
+  ForceReleaseRecord,
+  InspectLockOptions,
+  ListLocksOptions,
+  ListLocksResult,
+  LockInfo,
   ConnectionState,
   LockEngineStats,
   LockEvents,
@@ -19,6 +26,7 @@ import { DISTRIBUTED_LOCK_SETTINGS } from './distributed-lock.module-definition'
 import { SERVICE_CLOSED_MESSAGE } from './distributed-lock.messages';
 import type { DistributedLockHealth } from './interfaces';
 import type { DistributedLockSettings } from './module-options';
+import { logForceReleases } from './force-release-log';
 
 /**
  * Distributed locks on Redis, injectable. A thin Nest face over the engine it gets through the
@@ -29,6 +37,7 @@ export class DistributedLockService implements OnModuleInit, OnApplicationBootst
   private closing?: Promise<void>;
   private readonly logger = new Logger('DistributedLock');
   private wasDown = false;
+  private stopForceReleaseLog?: () => void;
 
   constructor(
     @Inject(DistributedLockEngine) private readonly engine: DistributedLockEngine,
@@ -102,7 +111,35 @@ export class DistributedLockService implements OnModuleInit, OnApplicationBootst
     return this.engine.current(key);
   }
 
-  /** Observability events: acquired, notAcquired, contended, released, renewed, lost. */
+  /** True when `key` is held by any process (of any kind, or of `options.kind`). */
+  isLocked(key: string, options?: InspectLockOptions): Promise<boolean> {
+    return this.engine.isLocked(key, options);
+  }
+
+  /** Who holds `key` (owner, since, until, token, holds) and who waits; null when it is free. */
+  inspect(key: string, options?: InspectLockOptions): Promise<LockInfo | null> {
+    return this.engine.inspect(key, options);
+  }
+
+  /** Held locks of every process and node, a page at a time (see docs/CONSOLE.md). */
+  list(options?: ListLocksOptions): Promise<ListLocksResult> {
+    return this.engine.list(options);
+  }
+
+  /**
+   * Evicts the holders of `key`: advances its fence, wakes its waiters, aborts the holders' signals
+   * ('force-released'), writes the audit entry (also to this app's log). False when nothing was held.
+   */
+  forceRelease(key: string, options: ForceReleaseOptions): Promise<boolean> {
+    return this.engine.forceRelease(key, options);
+  }
+
+  /** The newest force-release audit entries (of one key with `options.key`). */
+  forceReleases(options?: ForceReleaseLogOptions): Promise<ForceReleaseRecord[]> {
+    return this.engine.forceReleases(options);
+  }
+
+  /** Observability events: acquired, notAcquired, contended, released, renewed, lost, forceReleased. */
   get events(): LockEvents {
     return this.engine.events;
   }
@@ -126,6 +163,7 @@ export class DistributedLockService implements OnModuleInit, OnApplicationBootst
   /** @internal Logs connection loss and recovery through Nest's Logger, once per change. */
   onModuleInit(): void {
     this.engine.events.on('connection', this.logConnection);
+    this.stopForceReleaseLog = logForceReleases(this.engine.events, this.logger);
   }
 
   /** @internal */
@@ -135,9 +173,10 @@ export class DistributedLockService implements OnModuleInit, OnApplicationBootst
 
   /** @internal Releases held locks, stops timers, unsubscribes, closes the connections the module opened. */
   onApplicationShutdown(): Promise<void> {
-    this.closing ??= this.engine
-      .close()
-      .finally(() => this.engine.events.off('connection', this.logConnection));
+    this.closing ??= this.engine.close().finally(() => {
+      this.engine.events.off('connection', this.logConnection);
+      this.stopForceReleaseLog?.();
+    });
     return this.closing;
   }
 

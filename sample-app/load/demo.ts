@@ -60,6 +60,9 @@ async function main(argv: string[]): Promise<number> {
     const app = await startAppCluster({ workers: args.workers, env: { REDIS_URL: redisUrl }, log: say });
     cleanups.push(app.stop);
     say(`app listening on ${app.url} (worker pids ${app.pids.join(', ')})`);
+    say(
+      `lock console: ${app.url}/locks (user and password: LOCK_CONSOLE_USER / LOCK_CONSOLE_PASSWORD, default ops / ops)`,
+    );
 
     const results: RouteResult[] = [];
     for (const route of args.routes) {

@@ -21,6 +21,8 @@ export class HeldLocks implements GrantHost {
   /** Background retries of releases that failed on a Redis error (see retryRelease). */
   private readonly releaseRetries = new Set<NodeJS.Timeout>();
   private stopped = false;
+  /** Called on every new grant (the inspection registry starts its timer). */
+  onGrant?: () => void;
 
   private readonly cohort: CohortBounds | false;
 
@@ -39,6 +41,7 @@ export class HeldLocks implements GrantHost {
     this.grants.add(grant);
     this.byLock.set(grant.names.lock, (this.byLock.get(grant.names.lock) ?? 0) + 1);
     if (grant.watchdog) this.watchdog.add(grant);
+    this.onGrant?.();
   }
 
   /** True while this engine holds `lockName` (its waiters then wait for it locally, not in Redis). */

@@ -2,6 +2,7 @@ import type { KindRegistry } from '../kinds/kind-registry';
 import type { ConnectionState } from './lock-events';
 import type { Wakeups } from '../waiting/wakeup-hub';
 import type { MultiKeyLocker } from '../multi/multi-key-locker';
+import type { InspectionTarget } from '../inspection/inspection-target';
 
 /** Where waiters hear that a lock was released (pub/sub on Redis, an in-process bus in tests). */
 export interface WakeupChannels {
@@ -24,6 +25,8 @@ export interface LockBackend {
   readonly hub: WakeupChannels;
   /** Takes several keys in one atomic call where it can; without it, multi-key locks go key by key. */
   readonly multiKeys?: MultiKeyLocker;
+  /** Inspection (list, inspect, forceRelease); a backend without it does not support them. */
+  readonly inspection?: InspectionTarget;
   /**
    * Round trip to the storage in ms (the slowest connection; RedLock: a quorum must answer).
    * Rejects with LockRedisError when it cannot answer within `timeoutMs`.

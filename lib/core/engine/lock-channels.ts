@@ -4,6 +4,9 @@ import type { LockEventMap } from './lock-events';
 /** Prefix of every channel name: `nestjs-distributed-lock:<event>`. */
 export const LOCK_CHANNEL_PREFIX = 'nestjs-distributed-lock:';
 
+/** The lifecycle events, one diagnostics channel each (`forceReleased`, an operator's act, has none). */
+export type LockLifecycleEvent = Exclude<keyof LockEventMap, 'forceReleased'>;
+
 /** The payload of each channel: the same object the engine's `events` emit. */
 export type LockChannelMessage<K extends keyof LockEventMap> = LockEventMap[K][0];
 
@@ -14,7 +17,7 @@ export function lockChannelName(event: keyof LockEventMap): string {
 
 const names = ['acquired', 'notAcquired', 'contended', 'released', 'renewed', 'lost', 'connection'] as const;
 // A compile error here means LockEventMap gained an event that has no channel yet.
-const everyEventNamed: [Exclude<keyof LockEventMap, (typeof names)[number]>] extends [never] ? true : never =
+const everyEventNamed: [Exclude<LockLifecycleEvent, (typeof names)[number]>] extends [never] ? true : never =
   true;
 void everyEventNamed;
 
@@ -23,9 +26,9 @@ void everyEventNamed;
  * Channels are looked up once here (a named channel is a process-wide singleton) so publishing
  * costs one `hasSubscribers` read when nobody listens.
  */
-export const lockChannels: { readonly [K in keyof LockEventMap]: diagnosticsChannel.Channel } = Object.freeze(
+export const lockChannels: { readonly [K in LockLifecycleEvent]: diagnosticsChannel.Channel } = Object.freeze(
   Object.fromEntries(names.map((name) => [name, diagnosticsChannel.channel(lockChannelName(name))])) as {
-    [K in keyof LockEventMap]: diagnosticsChannel.Channel;
+    [K in LockLifecycleEvent]: diagnosticsChannel.Channel;
   },
 );
 

@@ -17,13 +17,14 @@ import { GrantHandle, LockHandle } from './lock-handle';
 import { SingleKeyLocks } from './single-key-locks';
 import { MultiLocks, runInMultiLockScope } from '../multi/multi-locks';
 import { MultiGrantHandle, type MultiLockHandle } from '../multi/multi-lock-handle';
+import { InspectableEngine } from '../inspection/inspectable-engine';
 
 /**
  * The lock engine: the public surface (acquire, tryAcquire, using, current, close). Waiting lives
  * in Acquisition, held locks and the watchdog in HeldLocks, the storage behind a LockBackend.
  * Plain Node; no Nest inside. Built by createLockEngine() from options resolved once.
  */
-export class LockEngine {
+export class LockEngine extends InspectableEngine {
   readonly engineId = randomId().slice(0, 8);
   readonly events = new LockEvents();
   private readonly keys: KeySpace;
@@ -45,6 +46,7 @@ export class LockEngine {
     /** Resolved by resolveEngineOptions() (createLockEngine does it). */
     readonly options: ResolvedEngineOptions,
   ) {
+    super();
     this.keys = new KeySpace(options.keyPrefix);
     // Every waiter listens to `closing` until it leaves; thousands of waiters are normal, not a leak.
     setMaxListeners(0, this.closing.signal);
@@ -70,6 +72,12 @@ export class LockEngine {
     const deps = { engineId: this.engineId, keys: this.keys, backend, context: this.context, options };
     this.single = new SingleKeyLocks(deps);
     this.multi = new MultiLocks(deps);
+    const { engineId, keys, held, queues, events } = this;
+    this.openInspection({ engineId, backend, options, keys, held, queues, events });
+  }
+
+  protected override get isClosing(): boolean {
+    return this.closed !== undefined;
   }
 
   /** Takes the lock, waiting up to `waitMs`; rejects with LockNotAcquiredError when it stays busy. */
@@ -185,6 +193,7 @@ export class LockEngine {
       for (const holdId of [...grant.openHolds]) releases.push(grant.releaseHold(holdId));
     }
     await Promise.all(releases);
+    await this.closeInspection();
     await this.backend.close();
   }
 }

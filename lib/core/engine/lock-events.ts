@@ -1,6 +1,8 @@
 import { EventEmitter } from 'node:events';
 import type { LockLostReason } from '../errors';
-import { lockChannels, publishLockEvent } from './lock-channels';
+import type * as diagnosticsChannel from 'node:diagnostics_channel';
+import { lockChannels, publishLockEvent, type LockLifecycleEvent } from './lock-channels';
+import type { ForceReleaseRecord } from '../inspection/lock-info';
 
 /** Observability events of a lock engine (listen with `engine.events.on(name, fn)`). */
 export interface LockEventMap {
@@ -66,6 +68,8 @@ export interface LockEventMap {
   ];
   /** A connection to the storage went down or came back (once per change, not per command). */
   connection: [ConnectionState];
+  /** This engine force-released a lock (forceRelease): the audit entry, as written to the stream. */
+  forceReleased: [ForceReleaseRecord];
 }
 
 /** The state of one storage connection (`name`: `Redis`, or `RedLock node 2`). */
@@ -81,8 +85,8 @@ export class LockEvents extends EventEmitter<LockEventMap> {
   /** Emits without letting a throwing listener break the caller. */
   safeEmit<K extends keyof LockEventMap>(name: K, ...args: LockEventMap[K]): void {
     // Also on node:diagnostics_channel; a channel with no subscriber costs one property read.
-    const channel = lockChannels[name];
-    if (channel.hasSubscribers) publishLockEvent(channel, args[0]);
+    const channel = lockChannels[name as LockLifecycleEvent] as diagnosticsChannel.Channel | undefined;
+    if (channel?.hasSubscribers) publishLockEvent(channel, args[0]);
     if (this.listenerCount(name) === 0) return;
     try {
       (this.emit as (n: K, ...a: LockEventMap[K]) => boolean)(name, ...args);

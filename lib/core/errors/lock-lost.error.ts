@@ -8,7 +8,9 @@ export type LockLostReason =
   | 'renewal-failed'
   | 'closed'
   /** maxHoldMs ran out: the watchdog stopped renewing on purpose. */
-  | 'max-hold';
+  | 'max-hold'
+  /** An operator evicted the holder (forceRelease): the key's fence was advanced past its token. */
+  | 'force-released';
 
 /** The lock was held and is not any more: lease ran out, key deleted, taken over, or renewal failed. */
 export class LockLostError extends LockError {

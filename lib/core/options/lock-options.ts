@@ -83,6 +83,17 @@ export interface LockEngineOptions {
    * `false` turns cohorts off.
    */
   cohort?: false | { passes?: number; budgetMs?: number; yieldMs?: number };
+  /**
+   * The name this engine's holders and waiters carry in inspect() / list() and the console. Default:
+   * the app's package name (`npm_package_name`, or the working directory's package.json), else the host.
+   */
+  app?: string;
+  /**
+   * Default true: the engine keeps its entry in the registry of held locks (so list() shows its
+   * locks) and listens for force-release notices. `false`: neither (inspect() still sees its locks;
+   * a force release reaches it only at its next renewal).
+   */
+  inspection?: boolean;
 }
 
 /** `WAIT count timeoutMs` after each grant; see docs/TOPOLOGIES.md. */
@@ -110,6 +121,8 @@ export const ENGINE_OPTION_NAMES: readonly (keyof LockEngineOptions)[] = [
   'replicas',
   'drainMs',
   'cohort',
+  'app',
+  'inspection',
 ];
 
 /** Engine options with every default filled in. */
@@ -126,6 +139,10 @@ export interface ResolvedEngineOptions {
   drainMs: number;
   /** False: no cohorts. */
   cohort: CohortBounds | false;
+  /** Undefined: the default (see LockEngineOptions.app). */
+  app?: string;
+  /** Whether the engine joins the registry of held locks. */
+  inspection: boolean;
 }
 
 /** Longest user key accepted, in UTF-8 bytes. */
@@ -143,4 +160,5 @@ export const DEFAULT_ENGINE_OPTIONS: ResolvedEngineOptions = {
   commandTimeoutMs: 5_000,
   drainMs: 0,
   cohort: DEFAULT_COHORT_BOUNDS,
+  inspection: true,
 };

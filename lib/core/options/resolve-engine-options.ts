@@ -52,6 +52,14 @@ export function resolveEngineOptions(options: LockEngineOptions = {}): ResolvedE
   const drainMs = options.drainMs ?? d.drainMs;
   assertDuration(drainMs, 'drainMs');
   const cohort = resolveCohort(options.cohort);
+  const app = options.app;
+  if (app !== undefined && (typeof app !== 'string' || app.length === 0 || app.length > 200)) {
+    throw new TypeError(`app must be a non-empty string of at most 200 characters, got ${describe(app)}`);
+  }
+  const inspection = options.inspection ?? d.inspection;
+  if (typeof inspection !== 'boolean') {
+    throw new TypeError(`inspection must be a boolean, got ${describe(inspection)}`);
+  }
   return {
     keyPrefix,
     defaults: { waitMs, leaseMs: defaults.leaseMs },
@@ -62,6 +70,8 @@ export function resolveEngineOptions(options: LockEngineOptions = {}): ResolvedE
     commandTimeoutMs,
     drainMs,
     cohort,
+    inspection,
+    ...(app !== undefined && { app }),
     ...(replicas && { replicas }),
   };
 }

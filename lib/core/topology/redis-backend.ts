@@ -18,6 +18,7 @@ import { withReplicaAcks } from './replica-acks';
 import { RedisMultiLocker } from '../multi/redis-multi-locker';
 import type { MultiKeyLocker } from '../multi/multi-key-locker';
 import { WakeupHub } from '../waiting/wakeup-hub';
+import type { InspectionTarget } from '../inspection/inspection-target';
 
 /** Locks on one Redis deployment: a standalone server, a Sentinel-managed master, or a Cluster. */
 export class RedisBackend implements LockBackend {
@@ -25,6 +26,7 @@ export class RedisBackend implements LockBackend {
   readonly hub: WakeupHub;
   readonly kinds: KindRegistry;
   readonly multiKeys?: MultiKeyLocker;
+  readonly inspection: InspectionTarget;
 
   constructor(
     private readonly connection: ResolvedConnection,
@@ -56,6 +58,11 @@ export class RedisBackend implements LockBackend {
       ),
       isCluster(connection.client) ? 'a Redis Cluster' : 'this Redis connection',
     );
+    this.inspection = {
+      gateways: [this.gateway],
+      quorum: 1,
+      listen: (pattern, listener) => this.hub.listen(pattern, listener),
+    };
   }
 
   watchConnections(listener: (state: ConnectionState) => void): void {

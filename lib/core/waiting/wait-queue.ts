@@ -13,6 +13,8 @@ export interface HandoffTarget<G = unknown, H = unknown> {
  */
 export class LocalWaitQueues {
   private readonly queues = new Map<string, Ticket[]>();
+  /** Called when a waiter joins a queue (the inspection registry starts its timer). */
+  onEnter?: () => void;
 
   /** Joins the queue of `lockName`. Always call `ticket.leave()` in a finally. */
   enter(lockName: string, exclusive: boolean): Ticket {
@@ -21,6 +23,7 @@ export class LocalWaitQueues {
       queue = [];
       this.queues.set(lockName, queue);
     }
+    this.onEnter?.();
     const ticket = new Ticket(exclusive, (t, acquired) => this.remove(lockName, t, acquired));
     queue.push(ticket);
     if (queue.length === 1 || !exclusive) ticket.promote(true);
@@ -40,6 +43,11 @@ export class LocalWaitQueues {
   /** Number of locks with local waiters (for metrics and leak tests). */
   get size(): number {
     return this.queues.size;
+  }
+
+  /** Local waiters per lock name (reported by the inspection registry). */
+  *waiting(): IterableIterator<[lockName: string, count: number]> {
+    for (const [lockName, queue] of this.queues) yield [lockName, queue.length];
   }
 
   private remove(lockName: string, ticket: Ticket, acquired: boolean): void {

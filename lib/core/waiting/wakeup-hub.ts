@@ -11,6 +11,8 @@ import { withDeadline } from './with-deadline';
 export class WakeupHub {
   private subscribers?: RedisClient[];
   private readonly channels = new Map<string, ChannelState>();
+  /** Engine-level listeners (force-release notices) by pattern: not waiters, not in channelCount. */
+  private readonly patterns = new Map<string, (message: string) => void>();
   private closed = false;
 
   constructor(
@@ -38,6 +40,18 @@ export class WakeupHub {
   }
 
   /**
+   * Listens on `pattern` (PSUBSCRIBE) until close(): the engine's force-release notices. Pattern
+   * subscriptions are never sharded, so a notice PUBLISHed on any Cluster node arrives; they are kept
+   * apart from the wake-up channels (channelCount and PUBSUB CHANNELS list only those).
+   */
+  async listen(pattern: string, listener: (message: string) => void): Promise<void> {
+    if (this.closed || this.patterns.has(pattern)) return;
+    this.patterns.set(pattern, listener);
+    const all = Promise.allSettled(this.connections().map((sub) => sub.psubscribe(pattern)));
+    await withDeadline(all, this.readyTimeoutMs);
+  }
+
+  /**
    * Wakes the local waiters of `channel`. A message `@<owner>` (the fair lock's directed wake-up)
    * wakes only the waiter with that owner id; any other message wakes every waiter.
    */
@@ -61,12 +75,14 @@ export class WakeupHub {
     this.closed = true;
     for (const state of this.channels.values()) for (const m of state.members) m.wake();
     this.channels.clear();
+    this.patterns.clear();
     const subs = this.subscribers ?? [];
     this.subscribers = undefined;
     await Promise.all(
       subs.map((sub) => {
         sub.removeAllListeners('message');
         sub.removeAllListeners('smessage');
+        sub.removeAllListeners('pmessage');
         return closeConnection(sub);
       }),
     );
@@ -102,6 +118,9 @@ export class WakeupHub {
       for (const sub of this.subscribers) {
         sub.on('message', onMessage);
         sub.on('smessage', onMessage);
+        sub.on('pmessage', (pattern: string, _channel: string, message: string) =>
+          this.patterns.get(pattern)?.(message),
+        );
         sub.on('error', () => undefined); // reconnects are ioredis' job; waiters fall back to polling meanwhile
       }
     }

@@ -36,6 +36,14 @@ export const SCRIPT_REPLIES: Record<string, ScriptEntry> = {
       'kinds above (test/multi/multi-key-memory.spec.ts)',
   },
   'fence-floor': { redisOnly: 'RedLock only (several Redis masters); the in-memory backend is one store' },
+  // Inspection and force release (lib/core/inspection): not supported by the in-memory backend (docs/TESTING.md).
+  inspect: { redisOnly: 'inspection is not supported in memory: the calls reject with a TypeError' },
+  'registry-read': { redisOnly: 'inspection is not supported in memory (the registry of held locks)' },
+  'force-release': {
+    redisOnly: 'force release is not supported in memory: the call rejects with a TypeError',
+  },
+  'audit-append': { redisOnly: 'the force-release audit stream exists only on Redis' },
+  'audit-read': { redisOnly: 'the force-release audit stream exists only on Redis' },
   fence: { prelude: true },
   holders: { prelude: true },
 };

@@ -17,6 +17,7 @@ import { RedisGateway } from '../../redis/redis-gateway';
 import { WakeupHub } from '../../waiting/wakeup-hub';
 import { RedlockKind } from './redlock-kind';
 import { quorumOf, type ResolvedRedlockOptions } from './redlock-options';
+import type { InspectionTarget } from '../../inspection/inspection-target';
 
 /**
  * Locks by RedLock over independent masters. Each node gets its own gateway whose command timeout
@@ -33,6 +34,8 @@ export class RedlockBackend implements LockBackend {
   readonly kinds: KindRegistry;
   /** One gateway per node, in the order given. */
   readonly gateways: readonly RedisGateway[];
+  /** Inspection reads every node; a holder counts on a majority. */
+  readonly inspection: InspectionTarget;
   private readonly connections: ResolvedConnection[];
 
   constructor(redlock: ResolvedRedlockOptions, options: ResolvedEngineOptions) {
@@ -69,6 +72,11 @@ export class RedlockBackend implements LockBackend {
       () => false,
       redlock.nodeTimeoutMs,
     );
+    this.inspection = {
+      gateways: this.gateways,
+      quorum: quorumOf(this.gateways.length),
+      listen: (pattern, listener) => this.hub.listen(pattern, listener),
+    };
   }
 
   watchConnections(listener: (state: ConnectionState) => void): void {

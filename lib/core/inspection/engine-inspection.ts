@@ -1,0 +1,73 @@
+import type { HeldLocks } from '../engine/held-locks';
+import type { KeySpace } from '../kinds/key-space';
+import type { LockBackend } from '../engine/lock-backend';
+import type { LockEvents } from '../engine/lock-events';
+import type { ResolvedEngineOptions } from '../options/lock-options';
+import type { LocalWaitQueues } from '../waiting/wait-queue';
+import { InspectionKeys } from './inspection-keys';
+import { LockInspector } from './lock-inspector';
+import { LockRegistry } from './lock-registry';
+import { ownerIdentity } from './owner-identity';
+
+/** What an engine gives its inspection. */
+export interface EngineInspectionParts {
+  readonly engineId: string;
+  readonly backend: LockBackend;
+  readonly options: ResolvedEngineOptions;
+  readonly keys: KeySpace;
+  readonly held: HeldLocks;
+  readonly queues: LocalWaitQueues;
+  readonly events: LockEvents;
+}
+
+/** One engine's inspection: the inspector, and its registry entry unless `inspection: false`. */
+export class EngineInspection {
+  readonly inspector: LockInspector;
+  private readonly registry?: LockRegistry;
+
+  private constructor(parts: EngineInspectionParts) {
+    const { engineId, backend, options, keys, held, queues, events } = parts;
+    const target = backend.inspection!;
+    const identity = ownerIdentity(engineId, options.app);
+    const inspectionKeys = new InspectionKeys(options.keyPrefix);
+    this.inspector = new LockInspector({
+      engineId,
+      identity,
+      keys,
+      inspectionKeys,
+      target,
+      grants: held.grants,
+      events,
+      fenceTtlMs: options.fenceTtlMs,
+      commandTimeoutMs: options.commandTimeoutMs,
+    });
+    if (options.inspection) {
+      this.registry = new LockRegistry({
+        engineId,
+        identity,
+        keys: inspectionKeys,
+        target,
+        grants: held.grants,
+        queues,
+        onActivity: (callback) => {
+          held.onGrant = callback;
+          queues.onEnter = callback;
+        },
+        heartbeatMs: options.renewEveryMs,
+        commandTimeoutMs: options.commandTimeoutMs,
+        baseTtlMs: options.watchdogLeaseMs + options.renewEveryMs,
+        onNotice: (message) => this.inspector.onNotice(message),
+      });
+    }
+  }
+
+  /** Inspection for an engine whose backend supports it (not the in-memory testing backend). */
+  static open(parts: EngineInspectionParts): EngineInspection | undefined {
+    return parts.backend.inspection ? new EngineInspection(parts) : undefined;
+  }
+
+  /** Removes this engine's record and stops its timer (before the backend closes). */
+  close(): Promise<void> {
+    return this.registry?.close() ?? Promise.resolve();
+  }
+}

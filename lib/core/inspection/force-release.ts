@@ -1,0 +1,145 @@
+import { LockRedisError, LockWrongTypeError } from '../errors';
+import type { KeySpace, LockKindTag } from '../kinds/key-space';
+import type { LockEvents } from '../engine/lock-events';
+import type { LockGrant } from '../engine/lock-grant';
+import { defineScript } from '../redis/script-library';
+import { withDeadline } from '../waiting/with-deadline';
+import { FORCE_RELEASE_NOTICE, type ForceReleaseNotice } from './force-release-notice';
+import { appendAudit } from './force-release-audit';
+import type { InspectionKeys } from './inspection-keys';
+import type { InspectionTarget } from './inspection-target';
+import { KIND_TAGS, ownerLabel, type ForceReleaseRecord, type LockKind, type LockOwner } from './lock-info';
+import { onNodes } from './node-calls';
+import { engineOf } from './owner-identity';
+import { readRegistry, type RegistrySnapshot } from './registry-reader';
+
+const FORCE = defineScript<
+  [tag: string, channel: string, publish: string, fenceTtlMs: number, mutexType: string],
+  (string | number)[]
+>('force-release');
+
+/** What a force release needs. */
+export interface ForceReleaseDeps {
+  readonly engineId: string;
+  readonly identity: LockOwner;
+  readonly keys: KeySpace;
+  readonly inspectionKeys: InspectionKeys;
+  readonly target: InspectionTarget;
+  readonly grants: ReadonlySet<LockGrant>;
+  readonly events: LockEvents;
+  readonly fenceTtlMs: number;
+  readonly commandTimeoutMs: number;
+}
+
+/**
+ * Force release, as an operator's decision that keeps fencing meaningful: one script per kind evicts
+ * the holders, advances the key's fence past every token they had (reserved cohort tokens included:
+ * the counter already sits at the last one), and wakes the waiters; then the evicted holders'
+ * engines are told (their signal aborts with 'force-released'), the audit entry goes to the capped
+ * stream, and the `forceReleased` event fires.
+ */
+export class ForceRelease {
+  constructor(private readonly deps: ForceReleaseDeps) {}
+
+  /** Evicts the holders of `key` (of `kind`, or of every kind). Resolves false when nothing was held. */
+  async run(
+    key: string,
+    kind: LockKind | undefined,
+    reason: string,
+    by: string | undefined,
+  ): Promise<boolean> {
+    let released = false;
+    let registry: RegistrySnapshot | undefined;
+    for (const plan of forcePlans(kind)) {
+      const names = this.deps.keys.names(key, plan.tag);
+      const replies = await onNodes(this.deps.target, (g) =>
+        g.run(
+          FORCE,
+          [names.lock, names.aux, names.fence],
+          [plan.tag, names.channel, g.publishCommand, this.deps.fenceTtlMs, plan.mutexType],
+          key,
+        ),
+      );
+      const evicted = new Map<string, number>();
+      let fence = 0;
+      let label: LockKind | undefined;
+      for (const reply of replies) {
+        if (reply[0] === -1) throw new LockWrongTypeError(key, names.lock, `holds a ${String(reply[1])}`);
+        if (reply[0] !== 1) continue;
+        fence = Math.max(fence, Number(reply[1]));
+        label = reply[2] as LockKind;
+        for (let i = 3; i + 4 < reply.length; i += 5) {
+          const ownerId = String(reply[i]);
+          evicted.set(ownerId, Math.max(Number(reply[i + 1]), evicted.get(ownerId) ?? 0));
+        }
+      }
+      if (!label || evicted.size === 0) continue;
+      released = true;
+      registry ??= await readRegistry(this.deps.target, this.deps.inspectionKeys).catch(() => undefined);
+      const record: ForceReleaseRecord = {
+        id: '',
+        key,
+        kind: label,
+        reason,
+        by: by ?? ownerLabel(this.deps.identity),
+        at: Date.now(),
+        fence,
+        evicted: [...evicted].map(([ownerId, token]) => {
+          const owner = registry?.owner(ownerId) ?? { engine: engineOf(ownerId), host: '', pid: 0, app: '' };
+          const entry = registry?.grant(ownerId, names.lock);
+          return { label: ownerLabel(owner), owner, fencingToken: entry?.f ?? token };
+        }),
+      };
+      for (const owner of evicted.keys()) {
+        await this.notify({ lock: names.lock, owner, key, reason, by: record.by });
+      }
+      record.id = await appendAudit(this.deps.target, this.deps.inspectionKeys, record);
+      this.deps.events.safeEmit('forceReleased', record);
+    }
+    return released;
+  }
+
+  /** A notice for this engine: the grant it names was force-released; its signal aborts now. */
+  onNotice(message: string): void {
+    let notice: ForceReleaseNotice;
+    try {
+      notice = JSON.parse(message) as ForceReleaseNotice;
+    } catch {
+      return;
+    }
+    if (notice?.type !== FORCE_RELEASE_NOTICE) return;
+    for (const grant of [...this.deps.grants]) {
+      if (grant.owner === notice.owner && grant.names.lock === notice.lock && grant.active) {
+        grant.lose('force-released', new Error(`force-released by ${notice.by}: ${notice.reason}`));
+      }
+    }
+  }
+
+  /** Tells the holder's engine (directly when it is this one; else PUBLISH on its notice channel). */
+  private async notify(notice: Omit<ForceReleaseNotice, 'type'>): Promise<void> {
+    const message = JSON.stringify({ type: FORCE_RELEASE_NOTICE, ...notice } satisfies ForceReleaseNotice);
+    const engine = engineOf(notice.owner);
+    if (engine === this.deps.engineId) return this.onNotice(message);
+    const channel = this.deps.inspectionKeys.notice(engine);
+    const ms = this.deps.commandTimeoutMs;
+    await onNodes(
+      this.deps.target,
+      (g) =>
+        withDeadline(
+          g.client.publish(channel, message),
+          ms,
+          () => new LockRedisError(`Redis did not answer PUBLISH within ${ms} ms`),
+        ),
+      1,
+    ).catch(() => undefined); // the holder still learns it at its next renewal
+  }
+}
+
+/** What one force-release script call removes: a kind tag, and for `m` which type. */
+function forcePlans(kind: LockKind | undefined): { tag: LockKindTag; mutexType: string }[] {
+  if (kind === undefined) {
+    return (['m', 'rw', 'fair', 'sem'] as const).map((tag) => ({ tag, mutexType: tag === 'm' ? 'any' : '' }));
+  }
+  const mutexType = kind === 'mutex' ? 'hash' : kind === 'token' ? 'string' : '';
+  return [{ tag: KIND_TAGS[kind], mutexType }];
+}
