@@ -23,14 +23,20 @@ async function main() {
   }
 
   const lib = require('nestjs-distributed-lock');
-  const engine = lib.createLockEngine({ redis: process.env.REDIS_URL, keyPrefix: 'no-peers:' });
+  // The engine for plain Node is the core entry; the observability helpers their own entry.
+  const { createLockEngine } = require('nestjs-distributed-lock/core');
+  const observability = require('nestjs-distributed-lock/observability');
+  const engine = createLockEngine({ redis: process.env.REDIS_URL, keyPrefix: 'no-peers:' });
   try {
     const handle = await engine.acquire('k');
     report.fencingToken = handle.fencingToken;
     report.released = await handle.release();
     for (const [name, call] of [
-      ['otel', () => lib.instrumentLockEvents(engine.events)],
-      ['prom', () => lib.registerLockMetrics({ registerMetric() {}, removeSingleMetric() {} }, engine)],
+      ['otel', () => observability.instrumentLockEvents(engine.events)],
+      [
+        'prom',
+        () => observability.registerLockMetrics({ registerMetric() {}, removeSingleMetric() {} }, engine),
+      ],
     ]) {
       try {
         call();
