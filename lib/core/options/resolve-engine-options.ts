@@ -6,13 +6,15 @@ import {
   DEFAULT_ENGINE_OPTIONS,
   ReplicaAckOptions,
 } from './lock-options';
-import { assertDuration, assertKnownNames, describe } from './validation';
+import { snapshotOptions } from './lock-options-validation';
+import { assertDuration, describe } from './validation';
 
 // Every check runs before any Redis command, so bad input never costs a round trip or leaves state.
 
 /** Validates engine options and fills in every default. */
-export function resolveEngineOptions(options: LockEngineOptions = {}): ResolvedEngineOptions {
-  assertKnownNames(options as Record<string, unknown>, ENGINE_OPTION_NAMES, 'lock engine options');
+export function resolveEngineOptions(given: LockEngineOptions = {}): ResolvedEngineOptions {
+  // Read once, own properties only: a getter, Proxy or polluted prototype cannot change a value later.
+  const options = snapshotOptions(given, ENGINE_OPTION_NAMES, 'lock engine options') as LockEngineOptions;
   const d = DEFAULT_ENGINE_OPTIONS;
   const keyPrefix = options.keyPrefix ?? d.keyPrefix;
   if (typeof keyPrefix !== 'string')
@@ -22,8 +24,10 @@ export function resolveEngineOptions(options: LockEngineOptions = {}): ResolvedE
       `keyPrefix must not contain "{" or "}": the library places the Cluster hash tag itself`,
     );
   }
-  const defaults = options.defaults ?? {};
-  assertKnownNames(defaults as Record<string, unknown>, ['waitMs', 'leaseMs'], 'defaults');
+  const defaults = snapshotOptions(options.defaults, ['waitMs', 'leaseMs'], 'defaults') as {
+    waitMs?: number;
+    leaseMs?: number;
+  };
   const waitMs = defaults.waitMs ?? d.defaults.waitMs;
   assertDuration(waitMs, 'defaults.waitMs');
   if (defaults.leaseMs !== undefined) assertDuration(defaults.leaseMs, 'defaults.leaseMs', 1);
@@ -36,8 +40,10 @@ export function resolveEngineOptions(options: LockEngineOptions = {}): ResolvedE
       `renewEveryMs (${renewEveryMs}) must be shorter than watchdogLeaseMs (${watchdogLeaseMs})`,
     );
   }
-  const backoff = options.backoff ?? {};
-  assertKnownNames(backoff as Record<string, unknown>, ['initialMs', 'maxMs'], 'backoff');
+  const backoff = snapshotOptions(options.backoff, ['initialMs', 'maxMs'], 'backoff') as {
+    initialMs?: number;
+    maxMs?: number;
+  };
   const initialMs = backoff.initialMs ?? d.backoff.initialMs;
   const maxMs = backoff.maxMs ?? d.backoff.maxMs;
   assertDuration(initialMs, 'backoff.initialMs', 1);
@@ -70,8 +76,11 @@ export function resolveEngineOptions(options: LockEngineOptions = {}): ResolvedE
 function resolveCohort(value: unknown): CohortBounds | false {
   if (value === false) return false;
   if (value === undefined || value === true) return DEFAULT_COHORT_BOUNDS;
-  assertKnownNames(value as Record<string, unknown>, ['passes', 'budgetMs', 'yieldMs'], 'cohort options');
-  const o = value as { passes?: number; budgetMs?: number; yieldMs?: number };
+  const o = snapshotOptions(value, ['passes', 'budgetMs', 'yieldMs'], 'cohort options') as {
+    passes?: number;
+    budgetMs?: number;
+    yieldMs?: number;
+  };
   const d = DEFAULT_COHORT_BOUNDS;
   const passes = o.passes ?? d.passes;
   if (typeof passes !== 'number')
@@ -88,8 +97,7 @@ function resolveCohort(value: unknown): CohortBounds | false {
 
 /** Validates `replicas` (WAIT after each grant) and fills in its defaults. */
 function resolveReplicaAcks(value: unknown): Required<ReplicaAckOptions> {
-  assertKnownNames(value as Record<string, unknown>, ['count', 'timeoutMs', 'policy'], 'replicas options');
-  const o = value as ReplicaAckOptions;
+  const o = snapshotOptions(value, ['count', 'timeoutMs', 'policy'], 'replicas options') as ReplicaAckOptions;
   const count = o.count ?? 1;
   if (typeof count !== 'number')
     throw new TypeError(`replicas.count must be a number, got ${describe(count)}`);
