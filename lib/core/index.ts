@@ -1,7 +1,7 @@
 // The lock engine's public surface: usable from plain Node, no Nest inside.
 export * from './errors';
 export * from './options/lock-options';
-export { assertKnownNames, describe } from './options/validation';
+export { assertKnownNames, describe, printable, quoteKey } from './options/validation';
 export { assertLockKey, INVALID_LOCK_KEY, isLockKeyError, lockKeyError } from './options/lock-key';
 export { prepareLockOptions, validateLockOptions, withLockSignal } from './options/lock-options-validation';
 export { resolveEngineOptions } from './options/resolve-engine-options';

@@ -1,3 +1,4 @@
+import { quoteKey } from '../options/validation';
 import { LockRedisError } from './lock-redis.error';
 
 /**
@@ -12,7 +13,7 @@ export class LockReplicationError extends LockRedisError {
 
   constructor(key: string, acks: number, required: number, timeoutMs: number, cause?: unknown) {
     super(
-      `Lock "${key}" not acquired: only ${acks} of ${required} required replica(s) acknowledged the grant ` +
+      `Lock ${quoteKey(key)} not acquired: only ${acks} of ${required} required replica(s) acknowledged the grant ` +
         `within ${timeoutMs} ms (replicas.policy 'require'); the grant was released`,
       key,
       cause,

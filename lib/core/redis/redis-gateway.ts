@@ -1,6 +1,8 @@
+import { printable, quoteKey } from '../options/validation';
 import { LockRedisError } from '../errors';
 import { retryDuringFailover, ridesOutFailover } from '../topology/failover-retry';
 import { RedisClient } from './redis-client';
+import { fatalConnectionError } from './redis-connection';
 import { LuaScript, ScriptArg } from './script-library';
 import { withDeadline } from '../waiting/with-deadline';
 
@@ -69,12 +71,14 @@ export class RedisGateway {
         timedOut = true;
         return new LockRedisError(
           `Redis did not answer ${script.name} within ${limit} ms` +
-            (userKey === undefined ? '' : ` for lock "${userKey}"`),
+            (userKey === undefined ? '' : ` for lock ${quoteKey(userKey)}`),
           userKey,
         );
       });
     } catch (err) {
-      throw toLockRedisError(err, script.name, userKey);
+      // A connection that gave up for good (credentials, certificate) says why, not "closed".
+      const fatal = fatalConnectionError(this.client);
+      throw toLockRedisError(fatal ? withKey(fatal, userKey) : err, script.name, userKey);
     }
   }
 
@@ -107,6 +111,10 @@ export class RedisGateway {
   }
 }
 
+function withKey(fatal: LockRedisError, userKey?: string): LockRedisError {
+  return new LockRedisError(fatal.message, userKey, fatal.cause);
+}
+
 function isNoScript(err: unknown): boolean {
   return err instanceof Error && err.message.startsWith('NOSCRIPT');
 }
@@ -114,9 +122,9 @@ function isNoScript(err: unknown): boolean {
 /** Wraps any failure as LockRedisError (kept as is when it already is one). */
 export function toLockRedisError(err: unknown, operation: string, userKey?: string): LockRedisError {
   if (err instanceof LockRedisError) return err;
-  const detail = err instanceof Error ? err.message : String(err);
+  const detail = printable(err instanceof Error ? err.message : String(err));
   return new LockRedisError(
-    `Redis failed during ${operation}${userKey === undefined ? '' : ` for lock "${userKey}"`}: ${detail}`,
+    `Redis failed during ${operation}${userKey === undefined ? '' : ` for lock ${quoteKey(userKey)}`}: ${detail}`,
     userKey,
     err,
   );

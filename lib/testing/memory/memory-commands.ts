@@ -1,3 +1,4 @@
+import { quoteKey } from '../../core/options/validation';
 import { LockRedisError } from '../../core/errors';
 import type { AttemptResult } from '../../core/kinds/lock-kind';
 import type { MemoryStore } from './memory-store';
@@ -50,7 +51,7 @@ export const notHeld: AttemptResult = { status: 'not-held' };
 
 /** The error a failing backend answers with: always a LockRedisError naming the key, cause kept. */
 function failingError(failure: Error, name: string, userKey?: string): LockRedisError {
-  const key = userKey === undefined ? '' : ` for lock "${userKey}"`;
+  const key = userKey === undefined ? '' : ` for lock ${quoteKey(userKey)}`;
   return new LockRedisError(
     `The in-memory lock backend failed ${name}${key} (failBackend): ${failure.message}`,
     userKey,

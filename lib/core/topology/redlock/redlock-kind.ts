@@ -1,3 +1,4 @@
+import { quoteKey } from '../../options/validation';
 import { LockRedisError } from '../../errors';
 import { monotonicMs } from '../../engine/ids';
 import type { LockKindTag } from '../../kinds/key-space';
@@ -82,7 +83,7 @@ export class RedlockKind implements LockKind {
     const answered = countVotes(ballot, () => true);
     if (failed > n - q) {
       throw new LockRedisError(
-        `RedLock could not reach a quorum for lock "${r.key}": only ${answered} of ${n} nodes answered (${q} needed)`,
+        `RedLock could not reach a quorum for lock ${quoteKey(r.key)}: only ${answered} of ${n} nodes answered (${q} needed)`,
         r.key,
         firstError(ballot),
       );
@@ -117,7 +118,7 @@ export class RedlockKind implements LockKind {
     const unknown = n - countVotes(ballot, () => true);
     if (released + stillHeld + unknown >= q) {
       throw new LockRedisError(
-        `RedLock could not confirm the release of lock "${h.key}" on a quorum: ${unknown} of ${n} nodes did not answer`,
+        `RedLock could not confirm the release of lock ${quoteKey(h.key)} on a quorum: ${unknown} of ${n} nodes did not answer`,
         h.key,
         firstError(ballot),
       );
