@@ -4,7 +4,7 @@
  *   --only=a,b           only these libraries (ids in bench/adapters/index.ts)
  *   --fair               also run this library with `fair: true` (already part of a run without --only:
  *                        one of the targets is about it)
- *   --parts=locks,scale,http   which parts to run (default all)
+ *   --parts=locks,scale,flood,http   which parts to run (default all)
  *   --out=FILE           JSON results (default bench/results/latest.json)
  *   --chart=FILE         contention chart SVG (default next to the JSON)
  * REDIS_URL=redis://…   use that Redis instead of starting one (only keys containing "bench:" are touched).
@@ -22,6 +22,7 @@ import type { BenchResults } from './report/results';
 import { runHttp } from './scenarios/http';
 import { meanFloor, runCriticalSectionFloor, type FloorFigures } from './scenarios/critical-section-floor';
 import { runContentionSuite, runUncontendedRounds } from './scenarios/lock-suite';
+import { runFlood } from './scenarios/flood';
 import { runScale } from './scenarios/scale';
 
 function flag(name: string): string | undefined {
@@ -49,7 +50,7 @@ async function main(): Promise<void> {
       throw new Error(`--only: unknown library "${id}" (known: ${LIBRARY_IDS.join(', ')})`);
   const ids: LibraryId[] = only ? (only as LibraryId[]) : [...LIBRARY_IDS];
   if ((flag('fair') !== undefined || !only) && !ids.includes(FAIR)) ids.splice(1, 0, FAIR);
-  const parts = new Set((flag('parts') ?? 'locks,scale,http').split(','));
+  const parts = new Set((flag('parts') ?? 'locks,scale,flood,http').split(','));
   const out = resolve(flag('out') || `bench/results/${profile.name === 'quick' ? 'quick' : 'latest'}.json`);
   const chart = resolve(flag('chart') || out.replace(/\.json$/, '.svg'));
   const log = (line: string) => console.log(line);
@@ -124,6 +125,10 @@ async function main(): Promise<void> {
     if (parts.has('scale')) {
       log('\n[scale] nestjs-distributed-lock');
       results.scale = await runScale(target, profile, log);
+    }
+    if (parts.has('flood')) {
+      log('\n[flood] nestjs-distributed-lock: waiters on one key in one process');
+      results.flood = await runFlood(target, profile, log);
     }
     if (parts.has('http')) {
       log('\n[http] seckill route under autocannon');

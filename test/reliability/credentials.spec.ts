@@ -47,7 +47,7 @@ describe('a wrong password', () => {
     expect(err.message).toMatch(/WRONGPASS/);
     const readiness = await engine.readiness();
     expect(readiness.ready).toBe(false);
-    expect(readiness.reason).toMatch(/refused the credentials.*not retrying/);
+    expect((readiness as { reason?: string }).reason).toMatch(/refused the credentials.*not retrying/);
     const settled = await authCalls();
     // ioredis would reconnect (and AUTH again) every ~200-500 ms; wait long enough to see several.
     await sleep(1_500);
@@ -101,7 +101,7 @@ describe('a TLS certificate the client does not trust', () => {
     expect(err).toBeInstanceOf(LockRedisError);
     expect(err.message).toMatch(/TLS certificate was rejected .*self-signed certificate.*tls: \{ ca \}/);
     const readiness = await engine.readiness();
-    expect(readiness.reason).toMatch(/TLS certificate was rejected/);
+    expect((readiness as { reason?: string }).reason).toMatch(/TLS certificate was rejected/);
     const settled = await connections();
     await sleep(1_500);
     // Only the INFO probes themselves connect from now on.

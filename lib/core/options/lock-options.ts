@@ -83,6 +83,12 @@ export interface LockEngineOptions {
    * `false` turns cohorts off.
    */
   cohort?: false | { passes?: number; budgetMs?: number; yieldMs?: number };
+  /**
+   * Callers of this process that may wait for one key at once (default 10 000). A caller beyond it
+   * fails at once with LockNotAcquiredError (423 at HTTP) instead of queueing, so a flood of requests
+   * on one busy key cannot stall the process.
+   */
+  maxWaitersPerKey?: number;
 }
 
 /** `WAIT count timeoutMs` after each grant; see docs/TOPOLOGIES.md. */
@@ -110,6 +116,7 @@ export const ENGINE_OPTION_NAMES: readonly (keyof LockEngineOptions)[] = [
   'replicas',
   'drainMs',
   'cohort',
+  'maxWaitersPerKey',
 ];
 
 /** Engine options with every default filled in. */
@@ -126,6 +133,7 @@ export interface ResolvedEngineOptions {
   drainMs: number;
   /** False: no cohorts. */
   cohort: CohortBounds | false;
+  maxWaitersPerKey: number;
 }
 
 /** Longest user key accepted, in UTF-8 bytes. */
@@ -143,4 +151,5 @@ export const DEFAULT_ENGINE_OPTIONS: ResolvedEngineOptions = {
   commandTimeoutMs: 5_000,
   drainMs: 0,
   cohort: DEFAULT_COHORT_BOUNDS,
+  maxWaitersPerKey: 10_000,
 };

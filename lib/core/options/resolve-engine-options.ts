@@ -58,6 +58,14 @@ export function resolveEngineOptions(given: LockEngineOptions = {}): ResolvedEng
   const drainMs = options.drainMs ?? d.drainMs;
   assertDuration(drainMs, 'drainMs');
   const cohort = resolveCohort(options.cohort);
+  const maxWaitersPerKey = options.maxWaitersPerKey ?? d.maxWaitersPerKey;
+  if (typeof maxWaitersPerKey !== 'number')
+    throw new TypeError(`maxWaitersPerKey must be a number, got ${describe(maxWaitersPerKey)}`);
+  if (!Number.isInteger(maxWaitersPerKey) || maxWaitersPerKey < 1 || maxWaitersPerKey > 10_000_000) {
+    throw new RangeError(
+      `maxWaitersPerKey must be a whole number from 1 to 10000000, got ${maxWaitersPerKey}`,
+    );
+  }
   return {
     keyPrefix,
     defaults: { waitMs, leaseMs: defaults.leaseMs },
@@ -68,6 +76,7 @@ export function resolveEngineOptions(given: LockEngineOptions = {}): ResolvedEng
     commandTimeoutMs,
     drainMs,
     cohort,
+    maxWaitersPerKey,
     ...(replicas && { replicas }),
   };
 }
