@@ -44,6 +44,8 @@ export type ReleaseResult = 'released' | 'still-held' | 'not-held';
 /** One lease to renew. */
 export interface RenewRequest extends HoldRef {
   readonly leaseMs: number;
+  /** The renewal settles within this (capped by the command timeout): the lease left, locally. */
+  readonly timeoutMs?: number;
 }
 
 /** `gone`: expired or deleted; `taken-over`: another owner holds it now. */

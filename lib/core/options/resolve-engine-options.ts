@@ -6,6 +6,7 @@ import {
   DEFAULT_ENGINE_OPTIONS,
   ReplicaAckOptions,
 } from './lock-options';
+import { leaseDriftMs } from '../engine/lease-drift';
 import { snapshotOptions } from './lock-options-validation';
 import { assertDuration, describe } from './validation';
 
@@ -40,6 +41,7 @@ export function resolveEngineOptions(given: LockEngineOptions = {}): ResolvedEng
       `renewEveryMs (${renewEveryMs}) must be shorter than watchdogLeaseMs (${watchdogLeaseMs})`,
     );
   }
+  assertRenewalWindow(watchdogLeaseMs, renewEveryMs);
   const backoff = snapshotOptions(options.backoff, ['initialMs', 'maxMs'], 'backoff') as {
     initialMs?: number;
     maxMs?: number;
@@ -120,4 +122,22 @@ function resolveReplicaAcks(value: unknown): Required<ReplicaAckOptions> {
     throw new TypeError(`replicas.policy must be 'report' or 'require', got ${describe(policy)}`);
   }
   return { count, timeoutMs, policy };
+}
+
+/**
+ * A renewal is sent up to `renewEveryMs` after the last one, and must come back before the lease
+ * ends locally (the lease minus its drift allowance). Refuses settings that leave it less than a
+ * tenth of the lease (and at least 10 ms) for that round trip: such a renewal races the lease end.
+ */
+function assertRenewalWindow(watchdogLeaseMs: number, renewEveryMs: number): void {
+  const drift = leaseDriftMs(watchdogLeaseMs);
+  const window = watchdogLeaseMs - drift - renewEveryMs;
+  const needed = Math.max(10, Math.ceil(watchdogLeaseMs / 10));
+  if (window < needed) {
+    throw new RangeError(
+      `renewEveryMs (${renewEveryMs}) leaves a renewal ${window} ms to come back before a watchdog lease of ` +
+        `${watchdogLeaseMs} ms ends (drift allowance ${drift} ms); at least ${needed} ms are needed: ` +
+        `renew more often or lengthen watchdogLeaseMs`,
+    );
+  }
 }
