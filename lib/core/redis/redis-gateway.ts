@@ -1,5 +1,5 @@
 import { printable, quoteKey } from '../options/validation';
-import { LockRedisError } from '../errors';
+import { LockPermissionError, LockRedisError } from '../errors';
 import { retryDuringFailover, ridesOutFailover } from '../topology/failover-retry';
 import { RedisClient } from './redis-client';
 import { fatalConnectionError } from './redis-connection';
@@ -18,6 +18,9 @@ export class RedisGateway {
   /** Work that must finish before the next script runs; kept until it reports success. */
   private preflight?: () => Promise<boolean>;
   private preflightRun?: Promise<void>;
+  /** Checked once before the first script (the ACL check); a LockPermissionError sticks. */
+  private permissionCheck?: () => Promise<void>;
+  private permissionsChecked?: Promise<void>;
   /** Cluster and Sentinel: failover errors are retried until the command's deadline. */
   private readonly ridesOutFailover: boolean;
 
@@ -35,6 +38,18 @@ export class RedisGateway {
    */
   beforeNextScript(task: () => Promise<boolean>): void {
     this.preflight = task;
+  }
+
+  /**
+   * Runs `check` before the first script: until it resolves no script runs. A LockPermissionError
+   * fails every later script the same way (the user lacks what the scripts need, so running them
+   * could leave half-written keys); any other failure is retried before the next script.
+   */
+  checkBeforeFirstScript(check: () => Promise<void>): void {
+    this.permissionCheck = check;
+    // A client that is connected already (passed in by the user) is checked at once, when the
+    // engine starts; one we open lazily is checked at its first use.
+    if (this.client.status === 'ready') this.runPermissionCheck().catch(() => undefined);
   }
 
   /**
@@ -88,6 +103,7 @@ export class RedisGateway {
     args: readonly ScriptArg[],
   ): Promise<unknown> {
     if (this.preflight) await this.runPreflight();
+    if (this.permissionCheck) await this.runPermissionCheck();
     try {
       return await this.client.evalsha(script.sha, keys.length, ...keys, ...args);
     } catch (err) {
@@ -95,6 +111,20 @@ export class RedisGateway {
       // EVAL both runs and caches the script, so the next EVALSHA hits again.
       return await this.client.eval(script.source, keys.length, ...keys, ...args);
     }
+  }
+
+  private runPermissionCheck(): Promise<void> {
+    const check = this.permissionCheck!;
+    this.permissionsChecked ??= check().then(
+      () => {
+        if (this.permissionCheck === check) this.permissionCheck = undefined;
+      },
+      (err: unknown) => {
+        if (!(err instanceof LockPermissionError)) this.permissionsChecked = undefined;
+        throw err;
+      },
+    );
+    return this.permissionsChecked;
   }
 
   private runPreflight(): Promise<void> {
