@@ -128,10 +128,16 @@ class Link {
       upstream.destroy();
       this.onClose?.();
     };
+    // A side that ends in order (QUIT, FIN) ends the other side once the bytes still delayed on
+    // their way there are delivered, as TCP would; an error (reset) cuts both at once.
+    const [toServer, toClient] = this.pipes as [Pipe, Pipe];
+    client.on('end', () => toServer.drainThen(() => upstream.end()));
+    upstream.on('end', () => toClient.drainThen(() => client.end()));
     for (const s of [client, upstream]) {
       s.on('error', close);
-      s.on('close', close);
+      s.on('close', () => (toServer.idle && toClient.idle ? close() : undefined));
     }
+    for (const pipe of this.pipes) pipe.onIdle = () => (client.destroyed || upstream.destroyed) && close();
   }
 
   flush(): void {
@@ -160,6 +166,21 @@ class Pipe {
     from.on('data', (chunk: Buffer) => this.carry(chunk));
   }
 
+  /** Called when nothing is delayed or held back any more. */
+  onIdle?: () => void;
+  private afterDrain?: () => void;
+
+  /** True when no chunk is delayed or held back. */
+  get idle(): boolean {
+    return this.timers.size === 0 && this.held.length === 0;
+  }
+
+  /** Runs `fn` once every delayed chunk went out (at once when none is pending). */
+  drainThen(fn: () => void): void {
+    if (this.timers.size === 0) fn();
+    else this.afterDrain = fn;
+  }
+
   flush(): void {
     const chunks = this.held.splice(0);
     for (const chunk of chunks) this.carry(chunk);
@@ -186,11 +207,16 @@ class Pipe {
     const timer = setTimeout(() => {
       this.timers.delete(timer);
       this.write(chunk);
+      if (this.timers.size > 0) return;
+      const after = this.afterDrain;
+      this.afterDrain = undefined;
+      after?.();
+      if (this.idle) this.onIdle?.();
     }, outAt - now);
     this.timers.add(timer);
   }
 
   private write(chunk: Buffer): void {
-    if (!this.to.destroyed) this.to.write(chunk);
+    if (!this.to.destroyed && this.to.writable) this.to.write(chunk);
   }
 }
