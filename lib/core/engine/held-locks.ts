@@ -160,6 +160,7 @@ export class HeldLocks implements GrantHost {
         leaseMs,
         // A reply after the local lease end could not be trusted any more.
         timeoutMs: Math.max(1, grant.localEnd - sentAt),
+        holdIds: [...grant.openHolds],
       },
     ]);
     if (result !== 'renewed') {

@@ -121,6 +121,7 @@ export class Watchdog {
       leaseMs: Math.max(1, leases[i]!),
       // A renewal that comes back after the local lease end is no use: bound it by the lease left.
       timeoutMs: Math.max(1, g.localEnd - sentAt),
+      holdIds: [...g.openHolds],
     }));
     try {
       const results = await kind.renew(requests);
