@@ -103,7 +103,6 @@ describe('keys with control characters', () => {
 
 describe('sparse arrays of keys', () => {
   it('refuses a hole with a TypeError and sends nothing', async () => {
-    // eslint-disable-next-line no-sparse-arrays
     const sparse = [, 'a'] as unknown as string[];
     const sent = await commandsDuring(env.server.port, async () => {
       const err = (await engine.acquire(sparse).catch((e: unknown) => e)) as Error;
