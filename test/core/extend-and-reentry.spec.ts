@@ -98,3 +98,12 @@ describe('a fixed lease ends locally first', () => {
     expect(await env.admin.exists(keys.names(key).lock)).toBe(0);
   });
 });
+
+describe('renewal settings that cannot work', () => {
+  it('refuses a renewEveryMs that leaves a renewal no time before the local lease end, before connecting', () => {
+    expect(() => env.engine({ watchdogLeaseMs: 1_000, renewEveryMs: 950 })).toThrow(
+      /renewEveryMs \(950\) leaves a renewal 38 ms to come back before a watchdog lease of 1000 ms ends \(drift allowance 12 ms\); at least 100 ms are needed/,
+    );
+    expect(() => env.engine({ watchdogLeaseMs: 1_000, renewEveryMs: 880 })).not.toThrow();
+  });
+});
