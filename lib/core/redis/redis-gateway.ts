@@ -93,7 +93,11 @@ export class RedisGateway {
     } catch (err) {
       // A connection that gave up for good (credentials, certificate) says why, not "closed".
       const fatal = fatalConnectionError(this.client);
-      throw toLockRedisError(fatal ? withKey(fatal, userKey) : err, script.name, userKey);
+      throw toLockRedisError(
+        fatal ? withKey(fatal, userKey) : (permissionError(err) ?? err),
+        script.name,
+        userKey,
+      );
     }
   }
 
@@ -139,6 +143,19 @@ export class RedisGateway {
       .finally(() => (this.preflightRun = undefined));
     return this.preflightRun;
   }
+}
+
+/** A NOPERM answer (the user lacks EVALSHA or EVAL themselves) as LockPermissionError naming the command. */
+function permissionError(err: unknown): LockPermissionError | undefined {
+  const message = err instanceof Error ? err.message : '';
+  if (!message.startsWith('NOPERM')) return undefined;
+  const command = /run the '([^']+)' command/.exec(message)?.[1]?.toUpperCase();
+  return new LockPermissionError(
+    `The Redis user may not run ${command ?? 'a command the library needs'} (${printable(message)}); ` +
+      `see the ACL in docs/SECURITY.md. Nothing was written.`,
+    command ? [command] : [],
+    err,
+  );
 }
 
 function withKey(fatal: LockRedisError, userKey?: string): LockRedisError {
