@@ -12,6 +12,8 @@ export interface BenchProfile {
     target: number;
   };
   scale: { heldSteps: number[]; watchdogLeaseMs: number; waiters: number; waiterKeys: number };
+  /** Floods: this many waiters on one key in one process, giving up after `waitMs`. */
+  flood: { waiters: number; waitMs: number };
   http: {
     connections: number;
     requests: number;
@@ -30,6 +32,7 @@ export const FULL: BenchProfile = {
   uncontended: { trials: 3, durationMs: 1_500, maxOps: 15_000, callers: [1, 64] },
   contention: { processes: 4, callersPerProcess: 8, csMs: [0, 2], durationMs: 8_000, target: 6_000 },
   scale: { heldSteps: [1, 1_000, 10_000, 100_000], watchdogLeaseMs: 3_000, waiters: 10_000, waiterKeys: 100 },
+  flood: { waiters: 100_000, waitMs: 3_000 },
   http: { connections: 200, requests: 2_000, stockShares: [1, 0.5] },
 };
 
@@ -40,5 +43,6 @@ export const QUICK: BenchProfile = {
   uncontended: { trials: 2, durationMs: 200, maxOps: 2_000, callers: [1, 64] },
   contention: { processes: 4, callersPerProcess: 8, csMs: [0, 2], durationMs: 1_200, target: 300 },
   scale: { heldSteps: [1, 1_000, 10_000], watchdogLeaseMs: 1_500, waiters: 1_000, waiterKeys: 100 },
+  flood: { waiters: 10_000, waitMs: 1_000 },
   http: { connections: 50, requests: 200, stockShares: [1, 0.5] },
 };

@@ -6,7 +6,7 @@
  *                        one of the targets is about it)
  *   --registry           also run this library with `inspection: false` (part of a run without --only:
  *                        the registry-overhead targets compare the two)
- *   --parts=locks,scale,http   which parts to run (default all)
+ *   --parts=locks,scale,flood,http   which parts to run (default all)
  *   --out=FILE           JSON results (default bench/results/latest.json)
  *   --chart=FILE         contention chart SVG (default next to the JSON)
  * REDIS_URL=redis://…   use that Redis instead of starting one (only keys containing "bench:" are touched).
@@ -24,6 +24,7 @@ import type { BenchResults } from './report/results';
 import { runHttp } from './scenarios/http';
 import { meanFloor, runCriticalSectionFloor, type FloorFigures } from './scenarios/critical-section-floor';
 import { runContentionSuite, runUncontendedRounds } from './scenarios/lock-suite';
+import { runFlood } from './scenarios/flood';
 import { runScale } from './scenarios/scale';
 
 function flag(name: string): string | undefined {
@@ -53,7 +54,7 @@ async function main(): Promise<void> {
   if ((flag('fair') !== undefined || !only) && !ids.includes(FAIR)) ids.splice(1, 0, FAIR);
   // The registry's overhead: this library with and without it, in the same run.
   if ((flag('registry') !== undefined || !only) && !ids.includes(NO_REGISTRY)) ids.splice(1, 0, NO_REGISTRY);
-  const parts = new Set((flag('parts') ?? 'locks,scale,http').split(','));
+  const parts = new Set((flag('parts') ?? 'locks,scale,flood,http').split(','));
   const out = resolve(flag('out') || `bench/results/${profile.name === 'quick' ? 'quick' : 'latest'}.json`);
   const chart = resolve(flag('chart') || out.replace(/\.json$/, '.svg'));
   const log = (line: string) => console.log(line);
@@ -128,6 +129,10 @@ async function main(): Promise<void> {
     if (parts.has('scale')) {
       log('\n[scale] nestjs-distributed-lock');
       results.scale = await runScale(target, profile, log);
+    }
+    if (parts.has('flood')) {
+      log('\n[flood] nestjs-distributed-lock: waiters on one key in one process');
+      results.flood = await runFlood(target, profile, log);
     }
     if (parts.has('http')) {
       log('\n[http] seckill route under autocannon');

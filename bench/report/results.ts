@@ -73,8 +73,27 @@ export interface BenchResults {
   /** Redis CPU of the critical section alone (in-process mutex, no lock commands). */
   floor?: FloorFigures[];
   scale?: { held: HeldStep[]; waiters?: WaitersStep };
+  /** Floods of waiters on one key (bench/scenarios/flood.ts). */
+  flood?: FloodFigures;
   http?: HttpFigures[];
   targets: TargetResult[];
   /** Libraries asked for but not measured (with why). */
   skipped: { id: LibraryId | string; reason: string }[];
+}
+
+/** A flood of waiters on one key in one process (bench/scenarios/flood.ts). */
+export interface FloodFigures {
+  waiters: number;
+  waitMs: number;
+  /** Time to start every acquire call. */
+  enqueueMs: number;
+  /** How long after its deadline the last waiter settled. */
+  lastSettledAfterDeadlineMs: number;
+  maxLoopLagMs: number;
+  p99LoopLagMs: number;
+  heapBytesPerWaiter: number;
+  /** MaxListenersExceededWarning seen during the flood (should be 0). */
+  listenerWarnings: number;
+  /** Locks with local waiters left after the flood (should be 0). */
+  waitingLocksAfter: number;
 }

@@ -5,6 +5,36 @@ import type { BenchResults } from './results';
 /** The scale, HTTP and PASS/MISS sections of a run, as Markdown lines. */
 export function renderScaleHttpAndTargets(r: BenchResults): string[] {
   const out: string[] = [];
+  if (r.flood) {
+    const f = r.flood;
+    out.push(`\n### Flood (nestjs-distributed-lock): waiters on one busy key in one process\n`);
+    out.push(
+      table(
+        [
+          'waiters',
+          'waitMs',
+          'enqueue ms',
+          'last settled after deadline ms',
+          'loop lag max ms',
+          'loop lag p99 ms',
+          'heap B/waiter',
+          'listener warnings',
+        ],
+        [
+          [
+            f.waiters,
+            f.waitMs,
+            f.enqueueMs,
+            f.lastSettledAfterDeadlineMs,
+            f.maxLoopLagMs,
+            f.p99LoopLagMs,
+            f.heapBytesPerWaiter,
+            f.listenerWarnings,
+          ],
+        ],
+      ),
+    );
+  }
   if (r.scale) {
     out.push(`\n### Scale (nestjs-distributed-lock): distinct locks held by one process\n`);
     out.push(

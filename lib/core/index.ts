@@ -3,8 +3,8 @@
 // need. Not a package entry.
 export * from './public';
 export * from './options/lock-options';
-export { assertKnownNames, describe } from './options/validation';
-export { assertLockKey, INVALID_LOCK_KEY, lockKeyError } from './options/lock-key';
+export { assertKnownNames, describe, printable, quoteKey } from './options/validation';
+export { assertLockKey, INVALID_LOCK_KEY, isLockKeyError, lockKeyError } from './options/lock-key';
 export { prepareLockOptions, validateLockOptions, withLockSignal } from './options/lock-options-validation';
 export { resolveEngineOptions } from './options/resolve-engine-options';
 export { resolveLockConfig, LOCK_CONFIG_OPTION_NAMES } from './options/resolve-lock-config';

@@ -22,21 +22,9 @@ const REFERENCE = /^(\d+)((?:\.[\w$]+)*)$/;
  * slot, because the engine percent-encodes them inside the lock's hash tag.
  */
 export function compileLockKey(key: unknown, where: string, declaredParams?: number): LockKeyBuilder {
-  if (typeof key === 'function') {
-    const fn = key as LockKeyFunction;
-    return (thisArg, args) => {
-      const result: unknown = fn.apply(thisArg, args as unknown[]);
-      // Members of an array are checked by the engine (index named, before any command).
-      if (Array.isArray(result)) return [...(result as string[])];
-      if (typeof result !== 'string' || result.length === 0) {
-        throw lockKeyError(
-          'type',
-          badKeyFunctionResultMessage(where, result === '' ? 'an empty string' : describe(result)),
-        );
-      }
-      return result;
-    };
-  }
+  // A lone function yields exactly one key: a result that is an array would let request data choose
+  // how many locks (up to 64) one call takes. Several keys must be declared with an array `key`.
+  if (typeof key === 'function') return compileKeyFunction(key as LockKeyFunction, where, false);
   if (Array.isArray(key)) return compileTemplates(key, where, declaredParams);
   if (typeof key !== 'string' || key.length === 0) {
     throw new TypeError(
@@ -46,22 +34,54 @@ export function compileLockKey(key: unknown, where: string, declaredParams?: num
   return compileTemplate(key, where, declaredParams);
 }
 
-/** Several templates: one key each, taken together as a multi-key lock. */
+/**
+ * A key function: one non-empty string, or (`several`: a member of an array `key`) a string or an
+ * array of keys. Members of an array are checked by the engine (index named, before any command).
+ */
+function compileKeyFunction(fn: LockKeyFunction, where: string, several: boolean): LockKeyBuilder {
+  return (thisArg, args) => {
+    const result: unknown = fn.apply(thisArg, args as unknown[]);
+    if (Array.isArray(result)) {
+      if (!several) {
+        throw lockKeyError(
+          'type',
+          badKeyFunctionResultMessage(where, 'an array (declare several keys with an array "key": [fn])'),
+        );
+      }
+      return [...(result as string[])];
+    }
+    if (typeof result !== 'string' || result.length === 0) {
+      throw lockKeyError(
+        'type',
+        badKeyFunctionResultMessage(where, result === '' ? 'an empty string' : describe(result)),
+      );
+    }
+    return result;
+  };
+}
+
+/** Several templates or key functions: their keys are taken together as a multi-key lock. */
 function compileTemplates(keys: readonly unknown[], where: string, declaredParams?: number): LockKeyBuilder {
   if (keys.length === 0 || keys.length > MAX_MULTI_KEYS) {
     throw new RangeError(
       `@DistributedLock() on ${where}: an array "key" must list 1 to ${MAX_MULTI_KEYS} templates, got ${keys.length}`,
     );
   }
-  const builders = keys.map((k, i) => {
+  const builders: LockKeyBuilder[] = [];
+  for (let i = 0; i < keys.length; i++) {
+    const k: unknown = keys[i];
+    if (typeof k === 'function') {
+      builders.push(compileKeyFunction(k as LockKeyFunction, where, true));
+      continue;
+    }
     if (typeof k !== 'string' || k.length === 0) {
       throw new TypeError(
-        `@DistributedLock() on ${where}: key template at index ${i} must be a non-empty string, got ${describe(k)}`,
+        `@DistributedLock() on ${where}: key template at index ${i} must be a non-empty string or a function, got ${describe(k)}`,
       );
     }
-    return compileTemplate(k, where, declaredParams);
-  });
-  return (thisArg, args) => builders.map((build) => build(thisArg, args) as string);
+    builders.push(compileTemplate(k, where, declaredParams));
+  }
+  return (thisArg, args) => builders.flatMap((build) => build(thisArg, args));
 }
 
 interface Reference {

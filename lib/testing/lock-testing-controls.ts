@@ -1,3 +1,4 @@
+import { quoteKey } from '../core/options/validation';
 import { randomId } from '../core/engine/ids';
 import { KeySpace, LockKindTag } from '../core/kinds/key-space';
 import type { LockEngine } from '../core/engine/lock-engine';
@@ -101,7 +102,7 @@ export class LockTestingControls {
     const result = await kind.attempt(request);
     if (result.status !== 'granted') {
       await kind.abandon?.(request); // leaves no queue place or writer marker behind
-      throw new Error(`holdElsewhere("${key}"): the key is already held (${kindName})`);
+      throw new Error(`holdElsewhere(${quoteKey(key)}): the key is already held (${kindName})`);
     }
     return this.track(key, kind, request, result.fencingToken);
   }

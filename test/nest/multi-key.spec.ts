@@ -39,7 +39,8 @@ class Accounts {
     };
   }
 
-  @DistributedLock({ key: (skus: string[]) => skus.map((s) => `sku:${s}`), waitMs: 5_000 })
+  // A key function may return several keys only where the decorator declares several: `key: [fn]`.
+  @DistributedLock({ key: [(skus: string[]) => skus.map((s) => `sku:${s}`)], waitMs: 5_000 })
   async reserve(skus: string[]): Promise<string[]> {
     // A nested single-key call for one of the keys re-enters instead of waiting for itself.
     await this.locks.using(`sku:${skus[0]!}`, { waitMs: 0 }, async () => undefined);

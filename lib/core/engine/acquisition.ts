@@ -121,7 +121,15 @@ export class Acquisition {
         }
         attemptNow = false;
         const result = await this.attempt();
-        if (result.status === 'granted') return await this.grant(result);
+        if (result.status === 'granted') {
+          // Aborted (or closed) while the winning command was in flight: the abort wins, the
+          // grant is given back at once instead of returning a lock the caller no longer wants.
+          if (this.wait.aborted()) {
+            await this.giveBack();
+            break;
+          }
+          return await this.grant(result);
+        }
         if (this.local.pending) return this.takeHanded();
         this.busyReason = result.status === 'busy' ? result.reason : undefined;
         this.wait.noteBusy(this.req.key, result.status === 'busy' ? result.retryAfterMs : -1);
@@ -143,6 +151,11 @@ export class Acquisition {
   private holdRequest() {
     const { key, names, options, leaseMs } = this.req;
     return { key, names, owner: this.ids.owner, holdId: this.ids.holdId, leaseMs, reenter: false, options };
+  }
+
+  /** Releases a grant nobody will hold (the call was aborted meanwhile); a failure is left to the lease. */
+  private async giveBack(): Promise<void> {
+    await this.req.kind.release(this.holdRequest()).catch(() => undefined);
   }
 
   /** Takes the lock a local holder handed over. */

@@ -154,7 +154,17 @@ export class HeldLocks implements GrantHost {
       throw grant.lost!;
     }
     const [result] = await grant.kind.renew([
-      { key: grant.key, names: grant.names, owner: grant.owner, holdId: '', options: grant.options, leaseMs },
+      {
+        key: grant.key,
+        names: grant.names,
+        owner: grant.owner,
+        holdId: '',
+        options: grant.options,
+        leaseMs,
+        // A reply after the local lease end could not be trusted any more.
+        timeoutMs: Math.max(1, grant.localEnd - sentAt),
+        holdIds: [...grant.openHolds],
+      },
     ]);
     if (result !== 'renewed') {
       grant.lose(result === 'gone' ? 'expired' : 'taken-over');

@@ -29,7 +29,7 @@ export class LockEngine extends InspectableEngine {
   readonly events = new LockEvents();
   private readonly keys: KeySpace;
   private readonly held: HeldLocks;
-  private readonly queues = new LocalWaitQueues();
+  private readonly queues: LocalWaitQueues;
   private readonly closing = new AbortController();
   private readonly context: AcquisitionContext;
   private readonly holdTimes = new HoldTimes();
@@ -48,6 +48,7 @@ export class LockEngine extends InspectableEngine {
   ) {
     super();
     this.keys = new KeySpace(options.keyPrefix);
+    this.queues = new LocalWaitQueues(options.maxWaitersPerKey);
     // Every waiter listens to `closing` until it leaves; thousands of waiters are normal, not a leak.
     setMaxListeners(0, this.closing.signal);
     this.held = new HeldLocks(this.engineId, this.events, this.queues, options);

@@ -1,5 +1,6 @@
 import { LockLostError, LockLostReason } from '../errors';
 import { monotonicMs } from './ids';
+import { leaseDriftMs } from './lease-drift';
 import type { LockKeyNames } from '../kinds/key-space';
 import type { HoldRef, LockKind, ReleaseResult } from '../kinds/lock-kind';
 import type { LockOptions } from '../options/lock-options';
@@ -46,8 +47,13 @@ export class LockGrant {
   private controller?: AbortController;
   readonly openHolds = new Set<string>();
   readonly scopeKey: string;
-  /** Monotonic time at which the lease runs out unless renewed. */
+  /** Monotonic time at which the lease runs out unless renewed (counted from before the request). */
   expiresAt: number;
+  /**
+   * Monotonic time at which this process considers the lease over: `expiresAt` minus the drift
+   * allowance (lease-drift.ts), so the holder is told before Redis can grant the lock to anyone else.
+   */
+  localEnd: number;
   /** Monotonic time the granting request was sent. */
   readonly grantedAt: number;
   lost?: LockLostError;
@@ -91,6 +97,7 @@ export class LockGrant {
     this.grantedAt = spec.grantedAt ?? requestedAt;
     this.cohort = spec.cohort;
     this.expiresAt = requestedAt + spec.leaseMs;
+    this.localEnd = this.expiresAt - leaseDriftMs(spec.leaseMs);
     this.holdDeadline =
       spec.options.maxHoldMs === undefined ? Infinity : requestedAt + spec.options.maxHoldMs;
     if (!spec.watchdog || this.holdDeadline < Infinity) this.armExpiry();
@@ -136,7 +143,16 @@ export class LockGrant {
   /** Moves the lease end (after a renewal sent at `sentAt`) and re-arms the expiry timer. */
   renewed(sentAt: number, leaseMs: number): void {
     this.expiresAt = sentAt + leaseMs;
+    this.localEnd = this.expiresAt - leaseDriftMs(leaseMs);
     if (!this.watchdog || this.holdDeadline < Infinity) this.armExpiry();
+  }
+
+  /**
+   * A re-entry sent at `sentAt` moved the lease in Redis to at least `sentAt + leaseMs` (the acquire
+   * scripts never shorten it): the local lease end follows, so handle and Redis agree.
+   */
+  reentered(sentAt: number): void {
+    if (this.active && sentAt + this.leaseMs > this.expiresAt) this.renewed(sentAt, this.leaseMs);
   }
 
   /** Marks the grant lost: aborts the signal at once and stops timers and renewals. */
@@ -157,6 +173,9 @@ export class LockGrant {
    */
   async releaseHold(holdId: string): Promise<boolean> {
     if (!this.openHolds.delete(holdId)) return false; // already released (e.g. by close())
+    // A grant this process already reported lost (its lease ended locally, drift allowance included)
+    // is cleaned up in Redis all the same, but the release says "not held": handle and answer agree.
+    const reportedLost = this.lost !== undefined;
     const last = this.openHolds.size === 0;
     const base = { key: this.key, names: this.names, owner: this.owner, holdId, options: this.options };
     const keepMs = this.grantedAt + (this.options.minHoldMs ?? 0) - monotonicMs();
@@ -178,7 +197,7 @@ export class LockGrant {
     if (result === 'not-held') this.lose('expired');
     if (result === 'released' || this.openHolds.size === 0) this.end();
     this.host.onReleased(this, result);
-    return result !== 'not-held';
+    return result !== 'not-held' && !reportedLost;
   }
 
   /**
@@ -215,8 +234,9 @@ export class LockGrant {
 
   private armExpiry(): void {
     clearTimeout(this.expiryTimer);
-    // A watchdog lease is renewed before it ends; only maxHoldMs ends it on purpose.
-    const end = this.watchdog ? this.holdDeadline : Math.min(this.expiresAt, this.holdDeadline);
+    // A watchdog lease is renewed before it ends (its Watchdog ends it at localEnd when a renewal
+    // does not come back in time); only maxHoldMs ends it on purpose here.
+    const end = this.watchdog ? this.holdDeadline : Math.min(this.localEnd, this.holdDeadline);
     const reason = end === this.holdDeadline ? 'max-hold' : 'expired';
     const ms = Math.max(0, end - monotonicMs());
     this.expiryTimer = setTimeout(() => this.lose(reason), ms);

@@ -1,4 +1,5 @@
 import { LockLostError } from '../errors';
+import { assertDuration } from '../options/validation';
 import { monotonicMs } from './ids';
 import type { LockGrant } from './lock-grant';
 
@@ -16,7 +17,7 @@ export interface LockHandle {
   release(): Promise<boolean>;
   /** Extends the lease (default: the lease it was taken with). Throws LockLostError when no longer held. */
   extend(leaseMs?: number): Promise<void>;
-  /** Milliseconds left of the lease by this process' monotonic clock (0 when lost or released). */
+  /** Milliseconds left of the lease by this process' monotonic clock, drift allowance deducted (0 when lost or released). */
   remainingMs(): number;
   /** True until released or lost. */
   readonly isHeld: boolean;
@@ -50,7 +51,7 @@ export class GrantHandle implements LockHandle {
   }
 
   remainingMs(): number {
-    return this.isHeld ? Math.max(0, this.grant.expiresAt - monotonicMs()) : 0;
+    return this.isHeld ? Math.max(0, this.grant.localEnd - monotonicMs()) : 0;
   }
 
   release(): Promise<boolean> {
@@ -60,6 +61,9 @@ export class GrantHandle implements LockHandle {
   }
 
   async extend(leaseMs?: number): Promise<void> {
+    // The same check as the leaseMs option, before any I/O: a bad value never reaches Redis or the
+    // local timer (0 or -1 would end the lease locally while Redis keeps it; 2 ** 31 overflows setTimeout).
+    if (leaseMs !== undefined) assertDuration(leaseMs, 'leaseMs', 1);
     const g = this.grant;
     if (this.released || g.ended) throw new LockLostError(g.key, 'expired');
     if (g.lost) throw g.lost;

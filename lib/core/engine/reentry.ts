@@ -37,6 +37,7 @@ export async function reenter(
     grant.lose('expired');
     throw grant.lost ?? new LockLostError(key, 'expired');
   }
+  grant.reentered(started);
   events.safeEmit('acquired', {
     key,
     kind: kindName(kind, opts),

@@ -1,4 +1,4 @@
-import { LockServiceClosedError } from '../errors';
+import { LockNotAcquiredError, LockServiceClosedError } from '../errors';
 import type { LockOptions } from '../options/lock-options';
 import { assertLockKey } from '../options/lock-key';
 import { callLockOptions } from '../options/lock-options-validation';
@@ -34,6 +34,13 @@ export class SingleKeyLocks {
       // Inside a critical section whose lock is lost, asking again must not quietly take a new lock:
       // the code around it still assumes the old one. A normally released grant is simply over.
       if (held.grant.lost) throw held.grant.lost;
+    }
+    if (context.queues.isFull(names.lock)) {
+      // Busy, with no room to wait: fail fast instead of growing the queue without bound.
+      if (tryOnly) return null;
+      throw new LockNotAcquiredError(key, 0, -1, {
+        reason: `${context.queues.maxWaitersPerKey} callers of this process already wait for it (maxWaitersPerKey)`,
+      });
     }
     const fixedLease = opts.leaseMs ?? this.deps.options.defaults.leaseMs;
     return new Acquisition(context, {

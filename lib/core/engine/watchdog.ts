@@ -18,6 +18,13 @@ export class Watchdog {
   private readonly grants = new Set<LockGrant>();
   private timer?: NodeJS.Timeout;
   private running = false;
+  /**
+   * Ends watchdog leases locally at their `localEnd` when no renewal came back in time (a renewal
+   * hangs on a partitioned connection; rounds do not stack meanwhile). One timer for all grants,
+   * set for the earliest lease end, so holding many locks still costs one timer.
+   */
+  private deadlineTimer?: NodeJS.Timeout;
+  private deadlineAt = Infinity;
 
   constructor(
     private readonly periodMs: number,
@@ -26,6 +33,7 @@ export class Watchdog {
 
   add(grant: LockGrant): void {
     this.grants.add(grant);
+    if (grant.localEnd < this.deadlineAt) this.armDeadline(grant.localEnd);
     if (!this.timer) {
       this.timer = setInterval(() => void this.tick(), this.periodMs);
       this.timer.unref(); // a held lock alone must not keep a process alive
@@ -45,6 +53,30 @@ export class Watchdog {
   stop(): void {
     clearInterval(this.timer);
     this.timer = undefined;
+    clearTimeout(this.deadlineTimer);
+    this.deadlineTimer = undefined;
+    this.deadlineAt = Infinity;
+  }
+
+  /** Ends every lease whose local end has passed, then waits for the next earliest one. */
+  private endExpired(): void {
+    this.deadlineTimer = undefined;
+    this.deadlineAt = Infinity;
+    const now = monotonicMs();
+    let next = Infinity;
+    for (const g of [...this.grants]) {
+      if (!g.active) continue;
+      if (now >= g.localEnd) g.lose('expired');
+      else if (g.localEnd < next) next = g.localEnd;
+    }
+    if (next < Infinity) this.armDeadline(next);
+  }
+
+  private armDeadline(at: number): void {
+    clearTimeout(this.deadlineTimer);
+    this.deadlineAt = at;
+    this.deadlineTimer = setTimeout(() => this.endExpired(), Math.max(0, at - monotonicMs()));
+    this.deadlineTimer.unref(); // a held lock alone must not keep a process alive
   }
 
   /** One renewal round, run by the timer. */
@@ -59,7 +91,7 @@ export class Watchdog {
       for (const g of this.grants) {
         if (g.renewalLeaseMs(now) === 0) continue; // maxHoldMs reached: its timer ends it
         // A blocked event loop can outlive the lease: then the lock is already gone, say so.
-        if (now >= g.expiresAt) {
+        if (now >= g.localEnd) {
           g.lose('expired');
           round.lost++;
           continue;
@@ -71,6 +103,8 @@ export class Watchdog {
       await Promise.all([...byKind].map(([kind, list]) => this.renewKind(kind, list, round)));
     } finally {
       this.running = false;
+      // Renewed leases end later now: the deadline follows the earliest one left.
+      if (this.timer) this.endExpired();
       if (round.renewed + round.lost + round.failed > 0) this.onRound(round);
     }
   }
@@ -85,6 +119,9 @@ export class Watchdog {
       holdId: '',
       options: g.options,
       leaseMs: Math.max(1, leases[i]!),
+      // A renewal that comes back after the local lease end is no use: bound it by the lease left.
+      timeoutMs: Math.max(1, g.localEnd - sentAt),
+      holdIds: [...g.openHolds],
     }));
     try {
       const results = await kind.renew(requests);

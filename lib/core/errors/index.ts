@@ -7,3 +7,4 @@ export * from './lock-upgrade.error';
 export * from './lock-replication.error';
 export * from './lock-partial-reentry.error';
 export * from './lock-service-closed.error';
+export * from './lock-permission.error';

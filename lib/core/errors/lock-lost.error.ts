@@ -1,3 +1,4 @@
+import { quoteKey } from '../options/validation';
 import { LockError } from './lock-error';
 
 /** Why a held lock is known to be lost. */
@@ -17,7 +18,7 @@ export class LockLostError extends LockError {
   readonly reason: LockLostReason;
 
   constructor(key: string, reason: LockLostReason, cause?: unknown) {
-    super(`Lock "${key}" lost (${reason})`, key, cause === undefined ? undefined : { cause });
+    super(`Lock ${quoteKey(key)} lost (${reason})`, key, cause === undefined ? undefined : { cause });
     this.reason = reason;
   }
 }

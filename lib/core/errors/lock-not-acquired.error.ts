@@ -1,3 +1,4 @@
+import { quoteKey } from '../options/validation';
 import { LockError } from './lock-error';
 
 /** Why a lock was not acquired, beyond the time waited. */
@@ -25,8 +26,8 @@ export class LockNotAcquiredError extends LockError {
     const { reason, expectedFreeInMs = retryAfterMs } = details;
     super(
       reason
-        ? `Lock "${key}" not acquired: ${reason}`
-        : `Lock "${key}" not acquired: still busy after waiting ${Math.round(waitedMs)} ms`,
+        ? `Lock ${quoteKey(key)} not acquired: ${reason}`
+        : `Lock ${quoteKey(key)} not acquired: still busy after waiting ${Math.round(waitedMs)} ms`,
       key,
     );
     this.waitedMs = waitedMs;

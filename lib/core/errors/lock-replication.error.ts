@@ -1,3 +1,4 @@
+import { quoteKey } from '../options/validation';
 import { LockRedisError } from './lock-redis.error';
 
 /**
@@ -17,7 +18,7 @@ export class LockReplicationError extends LockRedisError {
   ) {
     const { acks, required, timeoutMs } = vote;
     super(
-      `Lock "${key}" not acquired: only ${acks} of ${required} required replica(s) acknowledged the grant ` +
+      `Lock ${quoteKey(key)} not acquired: only ${acks} of ${required} required replica(s) acknowledged the grant ` +
         `within ${timeoutMs} ms (replicas.policy 'require'); the grant was released`,
       key,
       cause,

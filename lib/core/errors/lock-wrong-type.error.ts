@@ -1,3 +1,4 @@
+import { quoteKey } from '../options/validation';
 import { LockError } from './lock-error';
 
 /** The Redis key a lock needs holds other data (or a lock of another kind); it was left untouched. */
@@ -6,7 +7,7 @@ export class LockWrongTypeError extends LockError {
   readonly redisKey: string;
 
   constructor(key: string, redisKey: string, detail: string) {
-    super(`Lock "${key}": Redis key "${redisKey}" ${detail}; it was left untouched`, key);
+    super(`Lock ${quoteKey(key)}: Redis key ${quoteKey(redisKey)} ${detail}; it was left untouched`, key);
     this.redisKey = redisKey;
   }
 }

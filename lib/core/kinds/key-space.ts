@@ -13,12 +13,18 @@ export class KeySpace {
     return `${this.prefix}{${encodeTag(key)}}`;
   }
 
-  /** Names for one lock of the given kind (`m` mutex and token lock share a name: they exclude each other). */
+  /**
+   * Names for one lock of the given kind. The kinds are separate namespaces: `m` (mutex and token
+   * lock, which exclude each other), `rw`, `fair` and `sem` are four different locks on one key.
+   */
   names(key: string, kind: LockKindTag = 'm'): LockKeyNames {
     const stem = this.stem(key);
     return {
       lock: `${stem}:${kind}`,
-      fence: `${stem}:fence`,
+      // One fencing counter per lock: the mutex and token lock share `m` (they exclude each other),
+      // every other kind is a lock of its own with its own counter, so a cohort's reserved tokens
+      // never interleave with another kind's grants (docs/GUARANTEES.md, "One key, one lock per kind").
+      fence: kind === 'm' ? `${stem}:fence` : `${stem}:fence:${kind}`,
       channel: `${stem}:${kind}:ch`,
       aux: `${stem}:${kind}:aux`,
     };

@@ -44,6 +44,10 @@ export type ReleaseResult = 'released' | 'still-held' | 'not-held';
 /** One lease to renew. */
 export interface RenewRequest extends HoldRef {
   readonly leaseMs: number;
+  /** The renewal settles within this (capped by the command timeout): the lease left, locally. */
+  readonly timeoutMs?: number;
+  /** The grant's open holds (first the base hold): RedLock recreates them on a node that lost the lock. */
+  readonly holdIds?: readonly string[];
 }
 
 /** `gone`: expired or deleted; `taken-over`: another owner holds it now. */

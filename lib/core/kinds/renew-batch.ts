@@ -50,8 +50,10 @@ export async function renewPerSlot(
       const chunk = indexes.slice(start, start + CHUNK);
       const keys = chunk.flatMap((i) => keysOf(requests[i]!));
       const args = chunk.flatMap((i) => [requests[i]!.owner, requests[i]!.leaseMs]);
+      // Bounded by the shortest lease left in the chunk (and the command timeout).
+      const timeoutMs = Math.min(...chunk.map((i) => requests[i]!.timeoutMs ?? Infinity));
       calls.push(
-        gateway.run(script, keys, args).then((reply) => {
+        gateway.run(script, keys, args, undefined, undefined, timeoutMs).then((reply) => {
           reply.forEach((code, j) => {
             results[chunk[j]!] = code === 1 ? 'renewed' : code === 0 ? 'gone' : 'taken-over';
           });

@@ -23,8 +23,17 @@ export function multiLockKeys(keys: unknown): string[] {
       `${keys.length} lock keys were given; at most ${MAX_MULTI_KEYS} may be locked in one call`,
     );
   }
-  keys.forEach((key: unknown, i) => assertLockKey(key, `lock key at index ${i}`));
-  return [...new Set(keys as string[])].sort();
+  // Each member read once into a copy; a hole (sparse array) is refused, not skipped.
+  const copy: string[] = [];
+  for (let i = 0; i < keys.length; i++) {
+    if (!Object.prototype.hasOwnProperty.call(keys, i)) {
+      throw lockKeyError('type', `The lock keys must not be a sparse array: index ${i} is a hole`);
+    }
+    const key: unknown = keys[i];
+    assertLockKey(key, `lock key at index ${i}`);
+    copy.push(key);
+  }
+  return [...new Set(copy)].sort();
 }
 
 /**

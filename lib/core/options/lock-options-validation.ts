@@ -3,14 +3,12 @@ import { assertDuration, assertKnownNames, describe, isAbortSignal } from './val
 
 // Every check runs before any Redis command, so bad input never costs a round trip or leaves state.
 
-/** Refuses unknown option names and malformed values; returns the options unchanged. */
+/**
+ * Refuses unknown option names and malformed values; returns a frozen snapshot of the options (see
+ * snapshotOptions): the engine uses that snapshot from then on, never the caller's object.
+ */
 export function validateLockOptions(options: unknown, where = 'lock options'): LockOptions {
-  if (options === undefined || options === null) return {};
-  if (typeof options !== 'object' || Array.isArray(options)) {
-    throw new TypeError(`The ${where} must be an object, got ${describe(options)}`);
-  }
-  const opts = options as Record<string, unknown>;
-  assertKnownNames(opts, LOCK_OPTION_NAMES as readonly string[], where);
+  const opts = snapshotOptions(options, LOCK_OPTION_NAMES as readonly string[], where);
   if (opts.waitMs !== undefined) assertDuration(opts.waitMs, 'waitMs');
   if (opts.leaseMs !== undefined) assertDuration(opts.leaseMs, 'leaseMs', 1);
   if (opts.signal !== undefined && !isAbortSignal(opts.signal)) {
@@ -49,7 +47,30 @@ export function validateLockOptions(options: unknown, where = 'lock options'): L
       `reentrant: false is the plain token lock; it cannot be combined with mode, fair or limit`,
     );
   }
-  return opts as LockOptions;
+  return Object.freeze(opts) as LockOptions;
+}
+
+/**
+ * Reads an options object once, own enumerable properties only, into a new object that has every
+ * known name as an own property (undefined when absent). A getter or Proxy is read exactly once per
+ * name, so a value cannot change between validation and use; an inherited value (a polluted
+ * Object.prototype) is never read, and later spreads of the snapshot cannot pick one up either.
+ */
+export function snapshotOptions(
+  options: unknown,
+  known: readonly string[],
+  where: string,
+): Record<string, unknown> {
+  const snapshot: Record<string, unknown> = {};
+  for (const name of known) snapshot[name] = undefined;
+  if (options === undefined || options === null) return snapshot;
+  if (typeof options !== 'object' || Array.isArray(options)) {
+    throw new TypeError(`The ${where} must be an object, got ${describe(options)}`);
+  }
+  const names = Object.keys(options);
+  assertKnownNames(Object.fromEntries(names.map((n) => [n, true])), known, where);
+  for (const name of names) snapshot[name] = (options as Record<string, unknown>)[name];
+  return snapshot;
 }
 
 const prepared = new WeakSet<object>();
@@ -59,7 +80,7 @@ const prepared = new WeakSet<object>();
  * later calls pass without being validated again.
  */
 export function prepareLockOptions(options: unknown, where = 'lock options'): LockOptions {
-  const copy = Object.freeze({ ...validateLockOptions(options, where) });
+  const copy = validateLockOptions(options, where);
   prepared.add(copy);
   return copy;
 }
@@ -75,7 +96,7 @@ export function withLockSignal(options: LockOptions, signal: AbortSignal): LockO
   return copy;
 }
 
-/** The options of one call: prepared ones as they are, anything else validated now. */
+/** The options of one call: prepared ones as they are, anything else validated now into a frozen snapshot. */
 export function callLockOptions(options: unknown): LockOptions {
   return typeof options === 'object' && options !== null && prepared.has(options)
     ? (options as LockOptions)

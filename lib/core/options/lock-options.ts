@@ -94,6 +94,12 @@ export interface LockEngineOptions {
    * a force release reaches it only at its next renewal).
    */
   inspection?: boolean;
+  /**
+   * Callers of this process that may wait for one key at once (default 10 000). A caller beyond it
+   * fails at once with LockNotAcquiredError (423 at HTTP) instead of queueing, so a flood of requests
+   * on one busy key cannot stall the process.
+   */
+  maxWaitersPerKey?: number;
 }
 
 /** `WAIT count timeoutMs` after each grant; see docs/TOPOLOGIES.md. */
@@ -123,6 +129,7 @@ export const ENGINE_OPTION_NAMES: readonly (keyof LockEngineOptions)[] = [
   'cohort',
   'app',
   'inspection',
+  'maxWaitersPerKey',
 ];
 
 /** Engine options with every default filled in. */
@@ -143,6 +150,7 @@ export interface ResolvedEngineOptions {
   app?: string;
   /** Whether the engine joins the registry of held locks. */
   inspection: boolean;
+  maxWaitersPerKey: number;
 }
 
 /** Longest user key accepted, in UTF-8 bytes. */
@@ -161,4 +169,5 @@ export const DEFAULT_ENGINE_OPTIONS: ResolvedEngineOptions = {
   drainMs: 0,
   cohort: DEFAULT_COHORT_BOUNDS,
   inspection: true,
+  maxWaitersPerKey: 10_000,
 };

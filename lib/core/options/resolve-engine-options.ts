@@ -6,13 +6,16 @@ import {
   DEFAULT_ENGINE_OPTIONS,
   ReplicaAckOptions,
 } from './lock-options';
-import { assertDuration, assertKnownNames, describe } from './validation';
+import { leaseDriftMs } from '../engine/lease-drift';
+import { snapshotOptions } from './lock-options-validation';
+import { assertDuration, describe } from './validation';
 
 // Every check runs before any Redis command, so bad input never costs a round trip or leaves state.
 
 /** Validates engine options and fills in every default. */
-export function resolveEngineOptions(options: LockEngineOptions = {}): ResolvedEngineOptions {
-  assertKnownNames(options as Record<string, unknown>, ENGINE_OPTION_NAMES, 'lock engine options');
+export function resolveEngineOptions(given: LockEngineOptions = {}): ResolvedEngineOptions {
+  // Read once, own properties only: a getter, Proxy or polluted prototype cannot change a value later.
+  const options = snapshotOptions(given, ENGINE_OPTION_NAMES, 'lock engine options') as LockEngineOptions;
   const d = DEFAULT_ENGINE_OPTIONS;
   const keyPrefix = options.keyPrefix ?? d.keyPrefix;
   if (typeof keyPrefix !== 'string')
@@ -22,8 +25,10 @@ export function resolveEngineOptions(options: LockEngineOptions = {}): ResolvedE
       `keyPrefix must not contain "{" or "}": the library places the Cluster hash tag itself`,
     );
   }
-  const defaults = options.defaults ?? {};
-  assertKnownNames(defaults as Record<string, unknown>, ['waitMs', 'leaseMs'], 'defaults');
+  const defaults = snapshotOptions(options.defaults, ['waitMs', 'leaseMs'], 'defaults') as {
+    waitMs?: number;
+    leaseMs?: number;
+  };
   const waitMs = defaults.waitMs ?? d.defaults.waitMs;
   assertDuration(waitMs, 'defaults.waitMs');
   if (defaults.leaseMs !== undefined) assertDuration(defaults.leaseMs, 'defaults.leaseMs', 1);
@@ -36,8 +41,11 @@ export function resolveEngineOptions(options: LockEngineOptions = {}): ResolvedE
       `renewEveryMs (${renewEveryMs}) must be shorter than watchdogLeaseMs (${watchdogLeaseMs})`,
     );
   }
-  const backoff = options.backoff ?? {};
-  assertKnownNames(backoff as Record<string, unknown>, ['initialMs', 'maxMs'], 'backoff');
+  assertRenewalWindow(watchdogLeaseMs, renewEveryMs);
+  const backoff = snapshotOptions(options.backoff, ['initialMs', 'maxMs'], 'backoff') as {
+    initialMs?: number;
+    maxMs?: number;
+  };
   const initialMs = backoff.initialMs ?? d.backoff.initialMs;
   const maxMs = backoff.maxMs ?? d.backoff.maxMs;
   assertDuration(initialMs, 'backoff.initialMs', 1);
@@ -60,6 +68,14 @@ export function resolveEngineOptions(options: LockEngineOptions = {}): ResolvedE
   if (typeof inspection !== 'boolean') {
     throw new TypeError(`inspection must be a boolean, got ${describe(inspection)}`);
   }
+  const maxWaitersPerKey = options.maxWaitersPerKey ?? d.maxWaitersPerKey;
+  if (typeof maxWaitersPerKey !== 'number')
+    throw new TypeError(`maxWaitersPerKey must be a number, got ${describe(maxWaitersPerKey)}`);
+  if (!Number.isInteger(maxWaitersPerKey) || maxWaitersPerKey < 1 || maxWaitersPerKey > 10_000_000) {
+    throw new RangeError(
+      `maxWaitersPerKey must be a whole number from 1 to 10000000, got ${maxWaitersPerKey}`,
+    );
+  }
   return {
     keyPrefix,
     defaults: { waitMs, leaseMs: defaults.leaseMs },
@@ -72,6 +88,7 @@ export function resolveEngineOptions(options: LockEngineOptions = {}): ResolvedE
     cohort,
     inspection,
     ...(app !== undefined && { app }),
+    maxWaitersPerKey,
     ...(replicas && { replicas }),
   };
 }
@@ -80,8 +97,11 @@ export function resolveEngineOptions(options: LockEngineOptions = {}): ResolvedE
 function resolveCohort(value: unknown): CohortBounds | false {
   if (value === false) return false;
   if (value === undefined || value === true) return DEFAULT_COHORT_BOUNDS;
-  assertKnownNames(value as Record<string, unknown>, ['passes', 'budgetMs', 'yieldMs'], 'cohort options');
-  const o = value as { passes?: number; budgetMs?: number; yieldMs?: number };
+  const o = snapshotOptions(value, ['passes', 'budgetMs', 'yieldMs'], 'cohort options') as {
+    passes?: number;
+    budgetMs?: number;
+    yieldMs?: number;
+  };
   const d = DEFAULT_COHORT_BOUNDS;
   const passes = o.passes ?? d.passes;
   if (typeof passes !== 'number')
@@ -98,8 +118,7 @@ function resolveCohort(value: unknown): CohortBounds | false {
 
 /** Validates `replicas` (WAIT after each grant) and fills in its defaults. */
 function resolveReplicaAcks(value: unknown): Required<ReplicaAckOptions> {
-  assertKnownNames(value as Record<string, unknown>, ['count', 'timeoutMs', 'policy'], 'replicas options');
-  const o = value as ReplicaAckOptions;
+  const o = snapshotOptions(value, ['count', 'timeoutMs', 'policy'], 'replicas options') as ReplicaAckOptions;
   const count = o.count ?? 1;
   if (typeof count !== 'number')
     throw new TypeError(`replicas.count must be a number, got ${describe(count)}`);
@@ -113,4 +132,22 @@ function resolveReplicaAcks(value: unknown): Required<ReplicaAckOptions> {
     throw new TypeError(`replicas.policy must be 'report' or 'require', got ${describe(policy)}`);
   }
   return { count, timeoutMs, policy };
+}
+
+/**
+ * A renewal is sent up to `renewEveryMs` after the last one, and must come back before the lease
+ * ends locally (the lease minus its drift allowance). Refuses settings that leave it less than a
+ * tenth of the lease (and at least 10 ms) for that round trip: such a renewal races the lease end.
+ */
+function assertRenewalWindow(watchdogLeaseMs: number, renewEveryMs: number): void {
+  const drift = leaseDriftMs(watchdogLeaseMs);
+  const window = watchdogLeaseMs - drift - renewEveryMs;
+  const needed = Math.max(10, Math.ceil(watchdogLeaseMs / 10));
+  if (window < needed) {
+    throw new RangeError(
+      `renewEveryMs (${renewEveryMs}) leaves a renewal ${window} ms to come back before a watchdog lease of ` +
+        `${watchdogLeaseMs} ms ends (drift allowance ${drift} ms); at least ${needed} ms are needed: ` +
+        `renew more often or lengthen watchdogLeaseMs`,
+    );
+  }
 }

@@ -6,7 +6,8 @@ import {
 } from '../topology/redlock/redlock-options';
 import { ENGINE_OPTION_NAMES, LockEngineOptions, ResolvedEngineOptions } from './lock-options';
 import { resolveEngineOptions } from './resolve-engine-options';
-import { assertKnownNames, describe } from './validation';
+import { snapshotOptions } from './lock-options-validation';
+import { describe } from './validation';
 
 /** Options of createLockEngine: where Redis is (`redis` or `redlock`), plus the engine tuning. */
 export interface CreateLockEngineOptions extends LockEngineOptions {
@@ -43,11 +44,11 @@ export function resolveLockConfig(
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
     throw new TypeError(`The ${where} must be an object, got ${describe(options)}`);
   }
-  const all = options as Record<string, unknown>;
-  assertKnownNames(all, [...LOCK_CONFIG_OPTION_NAMES, ...extraNames], where);
+  // Read once, own properties only (getters, Proxies and inherited values cannot change a value later).
+  const all = snapshotOptions(options, [...LOCK_CONFIG_OPTION_NAMES, ...extraNames], where);
   const { redis, redlock, ...rest } = all as CreateLockEngineOptions & Record<string, unknown>;
   const engineOptions = Object.fromEntries(
-    Object.entries(rest).filter(([name]) => !extraNames.includes(name)),
+    Object.entries(rest).filter(([name, value]) => !extraNames.includes(name) && value !== undefined),
   ) as LockEngineOptions;
   const engine = resolveEngineOptions(engineOptions);
   if (redis !== undefined && redlock !== undefined) {

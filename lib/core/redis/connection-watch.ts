@@ -1,5 +1,7 @@
 import type { ConnectionState } from '../engine/lock-events';
 import type { RedisClient } from './redis-client';
+import { printable } from '../options/validation';
+import { fatalConnectionError } from './redis-connection';
 
 /**
  * Reports a connection's ups and downs once per change: ioredis repeats `error` on every reconnect
@@ -18,7 +20,9 @@ export function watchConnection(
   };
   if (client.status === 'ready') state = 'up';
   client.on('ready', () => report('up'));
-  client.on('error', (error: Error) => report('down', error.message || error.name));
+  client.on('error', (error: Error) =>
+    report('down', fatalConnectionError(client)?.message ?? printable(error.message || error.name)),
+  );
   client.on('close', () => {
     // A close we asked for (quit/disconnect at shutdown) is not an outage.
     if (client.status !== 'end') report('down', 'connection closed');

@@ -1,6 +1,7 @@
 import { LockRedisError } from '../errors';
 import { withDeadline } from '../waiting/with-deadline';
 import type { RedisClient } from './redis-client';
+import { fatalConnectionError } from './redis-connection';
 
 /** PINGs one connection within `timeoutMs`; resolves the round trip in ms (two decimals). */
 export async function pingClient(client: RedisClient, timeoutMs: number, name = 'Redis'): Promise<number> {
@@ -12,6 +13,8 @@ export async function pingClient(client: RedisClient, timeoutMs: number, name = 
       () => new LockRedisError(`${name} did not answer PING within ${timeoutMs} ms`),
     );
   } catch (err) {
+    const fatal = fatalConnectionError(client);
+    if (fatal) throw fatal;
     if (err instanceof LockRedisError) throw err;
     throw new LockRedisError(
       `${name} failed PING: ${err instanceof Error ? err.message : String(err)}`,

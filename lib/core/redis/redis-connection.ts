@@ -1,5 +1,6 @@
 import Redis, { RedisOptions } from 'ioredis';
-import { describe } from '../options/validation';
+import { LockRedisError } from '../errors';
+import { describe, printable } from '../options/validation';
 import { withDeadline } from '../waiting/with-deadline';
 import { isCluster, isRedisClient, RedisClient } from './redis-client';
 
@@ -19,7 +20,64 @@ export function resolveConnection(option: RedisConnectionOption, name = 'redis')
   // Connection trouble reaches callers as LockRedisError from the commands it fails; without a
   // listener ioredis would also print every reconnect error of a client we own to the console.
   resolved.client.on('error', () => undefined);
+  stopOnFatalErrors(resolved.client);
   return resolved;
+}
+
+const fatalErrors = new WeakMap<object, LockRedisError>();
+
+/**
+ * The error that made a connection we own give up for good (wrong password, unknown user, rejected
+ * TLS certificate), or undefined. Commands and health checks report it instead of ioredis' generic
+ * "Connection is closed" or "max retries per request".
+ */
+export function fatalConnectionError(client: RedisClient): LockRedisError | undefined {
+  return fatalErrors.get(client);
+}
+
+/**
+ * Retrying cannot fix credentials or a certificate: ioredis would reconnect and authenticate again
+ * about twice a second forever. On such an error the connection is closed once, and the reason kept.
+ */
+function stopOnFatalErrors(client: RedisClient): void {
+  client.on('error', (error: Error & { code?: string }) => {
+    if (fatalErrors.has(client)) return;
+    const why = fatalReason(error);
+    if (!why) return;
+    fatalErrors.set(client, new LockRedisError(`${why}; not retrying`, undefined, error));
+    client.disconnect();
+  });
+}
+
+const AUTH_ERROR =
+  /^(WRONGPASS|NOAUTH|NOPERM this user has no permissions to run the 'auth'|ERR invalid password|ERR AUTH)/;
+const TLS_ERROR_CODES = new Set([
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_SIGNATURE_FAILURE',
+  'CERT_REVOKED',
+  'CERT_UNTRUSTED',
+  'CERT_REJECTED',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+
+function fatalReason(error: Error & { code?: string }): string | undefined {
+  const message = printable(error.message ?? '');
+  if (AUTH_ERROR.test(error.message ?? '')) {
+    return `Redis refused the credentials (${message}): check the password and ACL user (docs/SECURITY.md)`;
+  }
+  if (error.code !== undefined && TLS_ERROR_CODES.has(error.code)) {
+    return (
+      `Redis' TLS certificate was rejected (${message}, ${error.code}): pass the CA that signed it ` +
+      `as tls: { ca } (docs/SECURITY.md)`
+    );
+  }
+  return undefined;
 }
 
 /**
@@ -75,7 +133,9 @@ const SENTINEL_DEFAULTS: RedisOptions = {
  * subscribed slot, moved by ioredis when the slot's owner changes (failover, MOVED, migration).
  */
 export function duplicateForSubscriber(client: RedisClient): RedisClient {
-  return isCluster(client) ? client.duplicate([], { shardedSubscribers: true }) : client.duplicate();
+  const sub = isCluster(client) ? client.duplicate([], { shardedSubscribers: true }) : client.duplicate();
+  stopOnFatalErrors(sub);
+  return sub;
 }
 
 /** QUIT with a deadline, then disconnect: a dead or frozen server must not hang shutdown. */

@@ -1,6 +1,8 @@
-import { LockRedisError } from '../errors';
+import { printable, quoteKey } from '../options/validation';
+import { LockPermissionError, LockRedisError } from '../errors';
 import { retryDuringFailover, ridesOutFailover } from '../topology/failover-retry';
 import { RedisClient } from './redis-client';
+import { fatalConnectionError } from './redis-connection';
 import { LuaScript, ScriptArg } from './script-library';
 import { withDeadline } from '../waiting/with-deadline';
 
@@ -16,6 +18,9 @@ export class RedisGateway {
   /** Work that must finish before the next script runs; kept until it reports success. */
   private preflight?: () => Promise<boolean>;
   private preflightRun?: Promise<void>;
+  /** Checked once before the first script (the ACL check); a LockPermissionError sticks. */
+  private permissionCheck?: () => Promise<void>;
+  private permissionsChecked?: Promise<void>;
   /** Cluster and Sentinel: failover errors are retried until the command's deadline. */
   private readonly ridesOutFailover: boolean;
 
@@ -33,6 +38,18 @@ export class RedisGateway {
    */
   beforeNextScript(task: () => Promise<boolean>): void {
     this.preflight = task;
+  }
+
+  /**
+   * Runs `check` before the first script: until it resolves no script runs. A LockPermissionError
+   * fails every later script the same way (the user lacks what the scripts need, so running them
+   * could leave half-written keys); any other failure is retried before the next script.
+   */
+  checkBeforeFirstScript(check: () => Promise<void>): void {
+    this.permissionCheck = check;
+    // A client that is connected already (passed in by the user) is checked at once, when the
+    // engine starts; one we open lazily is checked at its first use.
+    if (this.client.status === 'ready') this.runPermissionCheck().catch(() => undefined);
   }
 
   /**
@@ -69,12 +86,18 @@ export class RedisGateway {
         timedOut = true;
         return new LockRedisError(
           `Redis did not answer ${script.name} within ${limit} ms` +
-            (userKey === undefined ? '' : ` for lock "${userKey}"`),
+            (userKey === undefined ? '' : ` for lock ${quoteKey(userKey)}`),
           userKey,
         );
       });
     } catch (err) {
-      throw toLockRedisError(err, script.name, userKey);
+      // A connection that gave up for good (credentials, certificate) says why, not "closed".
+      const fatal = fatalConnectionError(this.client);
+      throw toLockRedisError(
+        fatal ? withKey(fatal, userKey) : (permissionError(err) ?? err),
+        script.name,
+        userKey,
+      );
     }
   }
 
@@ -84,6 +107,7 @@ export class RedisGateway {
     args: readonly ScriptArg[],
   ): Promise<unknown> {
     if (this.preflight) await this.runPreflight();
+    if (this.permissionCheck) await this.runPermissionCheck();
     try {
       return await this.client.evalsha(script.sha, keys.length, ...keys, ...args);
     } catch (err) {
@@ -91,6 +115,20 @@ export class RedisGateway {
       // EVAL both runs and caches the script, so the next EVALSHA hits again.
       return await this.client.eval(script.source, keys.length, ...keys, ...args);
     }
+  }
+
+  private runPermissionCheck(): Promise<void> {
+    const check = this.permissionCheck!;
+    this.permissionsChecked ??= check().then(
+      () => {
+        if (this.permissionCheck === check) this.permissionCheck = undefined;
+      },
+      (err: unknown) => {
+        if (!(err instanceof LockPermissionError)) this.permissionsChecked = undefined;
+        throw err;
+      },
+    );
+    return this.permissionsChecked;
   }
 
   private runPreflight(): Promise<void> {
@@ -107,6 +145,23 @@ export class RedisGateway {
   }
 }
 
+/** A NOPERM answer (the user lacks EVALSHA or EVAL themselves) as LockPermissionError naming the command. */
+function permissionError(err: unknown): LockPermissionError | undefined {
+  const message = err instanceof Error ? err.message : '';
+  if (!message.startsWith('NOPERM')) return undefined;
+  const command = /run the '([^']+)' command/.exec(message)?.[1]?.toUpperCase();
+  return new LockPermissionError(
+    `The Redis user may not run ${command ?? 'a command the library needs'} (${printable(message)}); ` +
+      `see the ACL in docs/SECURITY.md. Nothing was written.`,
+    command ? [command] : [],
+    err,
+  );
+}
+
+function withKey(fatal: LockRedisError, userKey?: string): LockRedisError {
+  return new LockRedisError(fatal.message, userKey, fatal.cause);
+}
+
 function isNoScript(err: unknown): boolean {
   return err instanceof Error && err.message.startsWith('NOSCRIPT');
 }
@@ -114,9 +169,9 @@ function isNoScript(err: unknown): boolean {
 /** Wraps any failure as LockRedisError (kept as is when it already is one). */
 export function toLockRedisError(err: unknown, operation: string, userKey?: string): LockRedisError {
   if (err instanceof LockRedisError) return err;
-  const detail = err instanceof Error ? err.message : String(err);
+  const detail = printable(err instanceof Error ? err.message : String(err));
   return new LockRedisError(
-    `Redis failed during ${operation}${userKey === undefined ? '' : ` for lock "${userKey}"`}: ${detail}`,
+    `Redis failed during ${operation}${userKey === undefined ? '' : ` for lock ${quoteKey(userKey)}`}: ${detail}`,
     userKey,
     err,
   );

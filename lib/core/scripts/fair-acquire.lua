@@ -11,6 +11,8 @@
 -- Returns {1, token} granted, {2, token} re-entered, {0, holder's pttl, or -1 when waiting for
 --         earlier waiters} busy (queued), {-2} re-entry but not held, {-1, type, i} KEYS[i] is foreign.
 --!include fence.lua
+--!include args.lua
+check_ms(ARGV[3], 'lease ms'); check_ms(ARGV[4], 'fence ttl ms'); check_ms(ARGV[6], 'waiter ttl ms')
 local lock, queue, deadlines = KEYS[1], KEYS[2], KEYS[3]
 local owner = ARGV[1]
 local wanted = { 'hash', 'zset', 'hash' }

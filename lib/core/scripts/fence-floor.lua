@@ -3,6 +3,8 @@
 -- KEYS[1] fence counter
 -- ARGV[1] token (the maximum of the granting nodes' tokens)   ARGV[2] fence ttl ms
 -- Returns the counter after the call (>= ARGV[1]).
+--!include args.lua
+check_ms(ARGV[2], 'fence ttl ms')
 local current = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
 local token = tonumber(ARGV[1])
 if token > current then

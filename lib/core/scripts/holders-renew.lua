@@ -4,6 +4,8 @@
 -- ARGV[2i-1] owner of request i       ARGV[2i] new lease ms of request i
 -- Returns one entry per request: 1 renewed, 0 gone (its lease ran out, or the keys were deleted).
 --!include holders.lua
+--!include args.lua
+for i = 1, #KEYS / 2 do check_ms(ARGV[2 * i], 'lease ms') end
 local now = now_ms()
 local out = {}
 for i = 1, #KEYS / 2 do

@@ -13,6 +13,8 @@
 --         a lock (left untouched). A key this very owner already holds (a re-sent command) counts
 --         as free and keeps its token.
 --!include fence.lua
+--!include args.lua
+check_ms(ARGV[3], 'lease ms'); check_ms(ARGV[4], 'fence ttl ms')
 local n = #KEYS / 3
 local owner, hold, lease, hash = ARGV[1], ARGV[2], ARGV[3], ARGV[5] == '1'
 local ours, reserved_for_us = {}, {}

@@ -11,6 +11,8 @@
 -- Returns {1, token} granted, {2, token} re-entered, {0, pttl} busy, {-2} re-entry but not held,
 --         {-1, type} the key holds data that is not a lock (left untouched).
 --!include fence.lua
+--!include args.lua
+check_ms(ARGV[3], 'lease ms'); check_ms(ARGV[4], 'fence ttl ms'); check_ms(ARGV[6], 'tokens to reserve')
 local lock = KEYS[1]
 local process = ARGV[7] ~= '' and ARGV[7] or ARGV[1]
 

@@ -8,6 +8,8 @@
 -- ARGV[5] '1' = always publish   ARGV[6] releasing process at its cohort bound ('' = none)   ARGV[7] ms
 -- Returns 1 released (lock gone), 2 this hold removed but nested holds remain, 0 not held
 -- (expired, taken over, or this hold already released: a retried release changes nothing).
+--!include args.lua
+if ARGV[6] ~= '' then check_ms(ARGV[7], 'yield ms') end
 local lock = KEYS[1]
 if redis.pcall('HGET', lock, 'owner') ~= ARGV[1] then return 0 end
 if redis.call('HDEL', lock, ARGV[2]) == 0 then return 0 end

@@ -13,6 +13,8 @@
 --         {-1, type, i} KEYS[i] holds data that is not this lock (left untouched).
 --!include fence.lua
 --!include holders.lua
+--!include args.lua
+check_ms(ARGV[4], 'lease ms'); check_ms(ARGV[5], 'fence ttl ms'); check_ms(ARGV[7], 'marker ttl ms')
 local hash, zset = KEYS[1], KEYS[2]
 local owner, hold, mode = ARGV[1], ARGV[2], ARGV[3]
 local lease = tonumber(ARGV[4])

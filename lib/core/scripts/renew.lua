@@ -2,6 +2,8 @@
 -- KEYS[i] lock key
 -- ARGV[2i-1] owner id of KEYS[i]   ARGV[2i] new lease ms of KEYS[i]
 -- Returns one entry per key: 1 renewed, 0 gone (expired or deleted), -1 held by another owner.
+--!include args.lua
+for i = 1, #KEYS do check_ms(ARGV[2 * i], 'lease ms') end
 local out = {}
 for i = 1, #KEYS do
   local owner = ARGV[2 * i - 1]

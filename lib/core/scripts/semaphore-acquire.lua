@@ -18,6 +18,8 @@
 --         {-2} re-entry but not held, {-1, type, i} KEYS[i] holds data that is not this lock.
 --!include fence.lua
 --!include holders.lua
+--!include args.lua
+check_ms(ARGV[3], 'limit'); check_ms(ARGV[4], 'lease ms'); check_ms(ARGV[5], 'fence ttl ms'); check_ms(ARGV[9], 'permits'); check_ms(ARGV[10], 'reservation ttl ms', 0)
 local hash, zset = KEYS[1], KEYS[2]
 local owner, hold = ARGV[1], ARGV[2]
 local lease = tonumber(ARGV[4])

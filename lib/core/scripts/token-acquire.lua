@@ -4,6 +4,8 @@
 -- Returns {1, token} granted (also when this very owner asks again: a re-sent command), {0, pttl} busy,
 --         {-1, type} the key holds data that is not a lock.
 --!include fence.lua
+--!include args.lua
+check_ms(ARGV[2], 'lease ms'); check_ms(ARGV[3], 'fence ttl ms'); check_ms(ARGV[4], 'tokens to reserve')
 local reserve = tonumber(ARGV[4])
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   return {1, next_fence(KEYS[2], ARGV[3], reserve)}

@@ -13,6 +13,7 @@ import type { ConnectionState } from '../engine/lock-events';
 import type { ResolvedEngineOptions } from '../options/lock-options';
 import { closeConnection, duplicateForSubscriber, ResolvedConnection } from '../redis/redis-connection';
 import { RedisGateway } from '../redis/redis-gateway';
+import { checkPermissions } from '../redis/permission-check';
 import { isCluster } from '../redis/redis-client';
 import { withReplicaAcks } from './replica-acks';
 import { RedisMultiLocker } from '../multi/redis-multi-locker';
@@ -34,6 +35,11 @@ export class RedisBackend implements LockBackend {
   ) {
     this.gateway = new RedisGateway(connection.client, options.commandTimeoutMs);
     const client = connection.client;
+    // The user's ACL is checked before the first script, so a missing command is a clear error
+    // instead of a script that fails half-way (a key written without its TTL).
+    this.gateway.checkBeforeFirstScript(() =>
+      checkPermissions(client, options.keyPrefix, this.gateway.publishCommand),
+    );
     if (isCluster(client))
       chooseClusterPublish(client, this.gateway, Math.ceil(options.commandTimeoutMs / 2));
     this.hub = new WakeupHub(

@@ -1,3 +1,4 @@
+import { quoteKey } from '../options/validation';
 import calculateSlot from 'cluster-key-slot';
 import type { Redis } from 'ioredis';
 import { LockRedisError, LockReplicationError } from '../errors';
@@ -113,7 +114,8 @@ export async function waitForReplicas(
   if (isCluster(client)) {
     const owner = client.slots[calculateSlot(redisKey)]?.[0];
     node = client.nodes('master').find((n) => `${n.options.host}:${n.options.port}` === owner);
-    if (!node) throw new LockRedisError(`No connection to the master of lock "${userKey}" for WAIT`, userKey);
+    if (!node)
+      throw new LockRedisError(`No connection to the master of lock ${quoteKey(userKey)} for WAIT`, userKey);
   }
   const target = node ?? (client as Redis);
   // WAIT blocks for up to timeoutMs by design; the deadline only guards against a dead connection.
@@ -123,7 +125,7 @@ export async function waitForReplicas(
       await withDeadline(
         wait,
         timeoutMs + 5000,
-        () => new LockRedisError(`WAIT did not return for lock "${userKey}"`, userKey),
+        () => new LockRedisError(`WAIT did not return for lock ${quoteKey(userKey)}`, userKey),
       ),
     );
   } catch (err) {

@@ -9,18 +9,30 @@ export interface HandoffTarget<G = unknown, H = unknown> {
 /**
  * Local FIFO of the waiters of one process on one lock. For exclusive kinds only the head waiter
  * talks to Redis, so a release wakes one attempt per process instead of a thundering herd; shared
- * kinds (readers, semaphore permits) let every waiter attempt.
+ * kinds (readers, semaphore permits) let every waiter attempt. Each queue is a doubly linked list
+ * of tickets: joining and leaving cost O(1) whatever the number of waiters (a flood of 100,000
+ * waiters on one key must not cost quadratic time), and `maxWaitersPerKey` bounds its length.
  */
 export class LocalWaitQueues {
-  private readonly queues = new Map<string, Ticket[]>();
+  private readonly queues = new Map<string, KeyQueue>();
   /** Called when a waiter joins a queue (the inspection registry starts its timer). */
   onEnter?: () => void;
+
+  constructor(
+    /** Waiters one process may queue on one lock; callers beyond it are refused at once. */
+    readonly maxWaitersPerKey = Infinity,
+  ) {}
+
+  /** True when `lockName` already has `maxWaitersPerKey` local waiters: a new caller is refused. */
+  isFull(lockName: string): boolean {
+    return (this.queues.get(lockName)?.length ?? 0) >= this.maxWaitersPerKey;
+  }
 
   /** Joins the queue of `lockName`. Always call `ticket.leave()` in a finally. */
   enter(lockName: string, exclusive: boolean): Ticket {
     let queue = this.queues.get(lockName);
     if (!queue) {
-      queue = [];
+      queue = new KeyQueue();
       this.queues.set(lockName, queue);
     }
     this.onEnter?.();
@@ -32,7 +44,12 @@ export class LocalWaitQueues {
 
   /** The head waiter of `lockName`, if any. */
   head(lockName: string): Ticket | undefined {
-    return this.queues.get(lockName)?.[0];
+    return this.queues.get(lockName)?.first;
+  }
+
+  /** Local waiters of `lockName` (for metrics and tests). */
+  waitersOf(lockName: string): number {
+    return this.queues.get(lockName)?.length ?? 0;
   }
 
   /** This process stopped holding `lockName` (released for real or lost): the head may attempt now. */
@@ -53,15 +70,44 @@ export class LocalWaitQueues {
   private remove(lockName: string, ticket: Ticket, acquired: boolean): void {
     const queue = this.queues.get(lockName);
     if (!queue) return;
-    const index = queue.indexOf(ticket);
-    if (index < 0) return;
-    queue.splice(index, 1);
+    const wasHead = queue.first === ticket;
+    if (!queue.unlink(ticket)) return;
     if (queue.length === 0) {
       this.queues.delete(lockName);
       return;
     }
     // The new head attempts at once unless its predecessor just won the lock (then it waits for the wake-up).
-    if (index === 0 && queue[0]!.exclusive) queue[0]!.promote(!acquired);
+    const head = queue.first!;
+    if (wasHead && head.exclusive) head.promote(!acquired);
+  }
+}
+
+/** One lock's queue: a doubly linked list through the tickets themselves (no per-node objects). */
+class KeyQueue {
+  first?: Ticket;
+  last?: Ticket;
+  length = 0;
+
+  push(ticket: Ticket): void {
+    ticket.queued = true;
+    ticket.prev = this.last;
+    if (this.last) this.last.next = ticket;
+    else this.first = ticket;
+    this.last = ticket;
+    this.length++;
+  }
+
+  /** Removes `ticket`; false when it was not queued (left already). */
+  unlink(ticket: Ticket): boolean {
+    if (!ticket.queued) return false;
+    ticket.queued = false;
+    if (ticket.prev) ticket.prev.next = ticket.next;
+    else this.first = ticket.next;
+    if (ticket.next) ticket.next.prev = ticket.prev;
+    else this.last = ticket.prev;
+    ticket.prev = ticket.next = undefined;
+    this.length--;
+    return true;
   }
 }
 
@@ -74,6 +120,12 @@ export class Ticket {
   handoff?: HandoffTarget;
   /** Set by the waiting acquisition: the lock is free of local holders now. */
   onFree?: () => void;
+  /** @internal Links of the queue's list. */
+  prev?: Ticket;
+  /** @internal */
+  next?: Ticket;
+  /** @internal True while in its queue. */
+  queued = false;
 
   constructor(
     readonly exclusive: boolean,

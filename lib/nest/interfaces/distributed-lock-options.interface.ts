@@ -1,8 +1,9 @@
 import type { LockOptions } from '../../core';
 
 /**
- * Builds the lock key from the decorated method's arguments (called with the method's `this`); an
- * array of keys takes them all at once (a multi-key lock: all or none, deadlock-free).
+ * Builds the lock key from the decorated method's arguments (called with the method's `this`). Only
+ * a function listed in an array `key` (`key: [fn]`) may return an array of keys (a multi-key lock: all
+ * or none, deadlock-free); a lone key function returning an array is refused (400 at HTTP).
  */
 export type LockKeyFunction<Args extends unknown[] = any[]> = (...args: Args) => string | readonly string[];
 
@@ -11,9 +12,10 @@ export interface DistributedLockOptions<Args extends unknown[] = any[]> extends 
   /**
    * The lock key: a template such as `'seckill:{0}'` or `'order:{1.id}'` (argument index, then an
    * optional property path), an array of templates (`['acct:{0}', 'acct:{1}']`: every key at once,
-   * all or none, deadlock-free), or a function of the method's arguments returning a key or keys.
+   * all or none, deadlock-free), or a function of the method's arguments returning one key. An array
+   * may also list functions; only such a function may return several keys.
    */
-  key: string | readonly string[] | LockKeyFunction<Args>;
+  key: string | readonly (string | LockKeyFunction<Args>)[] | LockKeyFunction<Args>;
   /**
    * What to do when the lock stays busy: `'throw'` (default) rejects with LockNotAcquiredError after
    * `waitMs`; `'skip'` makes one attempt (or waits `waitMs` if given) and resolves `undefined`

@@ -1,3 +1,4 @@
+import { quoteKey } from '../../core/options/validation';
 import { LockRedisError } from '../../core/errors';
 import type { ReleaseResult, RenewResult } from '../../core/kinds/lock-kind';
 import { toLockRedisError } from '../../core/redis/redis-gateway';
@@ -74,7 +75,7 @@ export function decodeReleaseCode(code: 0 | 1 | 2): ReleaseResult {
 
 /** The error a failing backend answers with: always a LockRedisError naming the key, cause kept. */
 function failingError(failure: Error, name: string, userKey?: string): LockRedisError {
-  const key = userKey === undefined ? '' : ` for lock "${userKey}"`;
+  const key = userKey === undefined ? '' : ` for lock ${quoteKey(userKey)}`;
   return new LockRedisError(
     `The in-memory lock backend failed ${name}${key} (failBackend): ${failure.message}`,
     userKey,

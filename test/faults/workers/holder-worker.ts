@@ -26,6 +26,8 @@ const engine = createLockEngine({
 });
 const store = new FencedStore(requiredEnv('STORE_URL'));
 const held = new Map<string, LockHandle>();
+// Watchdog rounds, so a test can act right after a renewal (e.g. partition the holder then).
+engine.events.on('renewed', (round) => send({ type: 'renewed', renewed: round.renewed, at: epochMs() }));
 
 /** Spins until `file` exists or `maxMs` passed: no timer, no I/O callback, no renewal runs meanwhile. */
 function busyWaitForFile(file: string, maxMs: number): number {

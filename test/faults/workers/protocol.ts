@@ -22,6 +22,7 @@ export type HolderMessage =
   | { type: 'released'; key: string; result: boolean; at: number }
   | { type: 'blocked'; blockedMs: number; at: number }
   | { type: 'pong'; at: number }
+  | { type: 'renewed'; renewed: number; at: number }
   | { type: 'closed' }
   | { type: 'unhandled'; error: string };
 

@@ -44,8 +44,12 @@ export const SCRIPT_REPLIES: Record<string, ScriptEntry> = {
   },
   'audit-append': { redisOnly: 'the force-release audit stream exists only on Redis' },
   'audit-read': { redisOnly: 'the force-release audit stream exists only on Redis' },
+  'acl-check': {
+    redisOnly: "the start-up check of the Redis user's ACL: the in-memory backend has no users",
+  },
   fence: { prelude: true },
   holders: { prelude: true },
+  args: { prelude: true },
 };
 
 /** The script files (names without `.lua`). */

@@ -1,4 +1,5 @@
-import { LockRedisError } from '../../errors';
+import { quoteKey } from '../../options/validation';
+import { LockRedisError, LockWrongTypeError } from '../../errors';
 import { monotonicMs } from '../../engine/ids';
 import type { LockKindTag } from '../../kinds/key-space';
 import type {
@@ -18,8 +19,11 @@ import { quorumOf, redlockDriftMs } from './redlock-options';
 const FENCE_FLOOR = defineScript<[token: string, fenceTtlMs: number], number>('fence-floor');
 
 type Granted = Extract<AttemptResult, { status: 'granted' }>;
-const isGranted = (r: AttemptResult): r is Granted => r.status === 'granted';
-const isBusy = (r: AttemptResult): boolean => r.status === 'busy';
+/** A node's answer: its kind's result, or foreign data at the lock's key (a vote against, not a failure). */
+type NodeAnswer = AttemptResult | { status: 'foreign'; error: LockWrongTypeError };
+const isGranted = (r: NodeAnswer): r is Granted => r.status === 'granted';
+const isBusy = (r: NodeAnswer): boolean => r.status === 'busy';
+const isForeign = (r: NodeAnswer): r is Extract<NodeAnswer, { status: 'foreign' }> => r.status === 'foreign';
 
 /**
  * RedLock over independent masters: runs one single-node lock kind on every node at once and
@@ -54,9 +58,14 @@ export class RedlockKind implements LockKind {
     // Nodes keep the lock `drift` longer than asked. The engine counts the lease from before the
     // request, so its view ends at start + lease = start + nodeTtl − drift: the RedLock validity.
     const nodeRequest: AttemptRequest = { ...r, leaseMs: r.leaseMs + redlockDriftMs(r.leaseMs) };
-    const ballot = await collectVotes(
+    const ballot = await collectVotes<NodeAnswer>(
       n,
-      (i) => this.nodes[i]!.attempt(nodeRequest),
+      (i) =>
+        this.nodes[i]!.attempt(nodeRequest).catch((error: unknown) => {
+          // A node that answers with foreign data at the key answered: it votes against.
+          if (error instanceof LockWrongTypeError) return { status: 'foreign' as const, error };
+          throw error;
+        }),
       (b) =>
         countVotes(b, isGranted) >= q || countVotes(b, (v) => !isGranted(v)) >= q || failedVotes(b) > n - q,
     );
@@ -82,12 +91,15 @@ export class RedlockKind implements LockKind {
     const answered = countVotes(ballot, () => true);
     if (failed > n - q) {
       throw new LockRedisError(
-        `RedLock could not reach a quorum for lock "${r.key}": only ${answered} of ${n} nodes answered (${q} needed)`,
+        `RedLock could not reach a quorum for lock ${quoteKey(r.key)}: only ${answered} of ${n} nodes answered (${q} needed)`,
         r.key,
         firstError(ballot),
       );
     }
     if (r.reenter) return { status: 'not-held' };
+    const foreign = ballot.flatMap((v) => (v?.ok && isForeign(v.value) ? [v.value.error] : []));
+    // Foreign data on a majority: no lock can ever be granted here; say what is in the way.
+    if (foreign.length >= q) throw foreign[0]!;
     const busy = countVotes(ballot, isBusy);
     const retryAfterMs = Math.min(
       ...ballot.flatMap((v) => (v?.ok && v.value.status === 'busy' ? [v.value.retryAfterMs] : [])),
@@ -98,7 +110,10 @@ export class RedlockKind implements LockKind {
     return {
       status: 'busy',
       retryAfterMs: Number.isFinite(retryAfterMs) ? retryAfterMs : -1,
-      reason: `no quorum: ${granted} of ${n} nodes granted, ${busy} busy, ${failed} did not answer (${q} needed)`,
+      reason:
+        `no quorum: ${granted} of ${n} nodes granted, ${busy} busy, ` +
+        (foreign.length > 0 ? `${foreign.length} hold foreign data at the key, ` : '') +
+        `${failed} did not answer (${q} needed)`,
     };
   }
 
@@ -117,7 +132,7 @@ export class RedlockKind implements LockKind {
     const unknown = n - countVotes(ballot, () => true);
     if (released + stillHeld + unknown >= q) {
       throw new LockRedisError(
-        `RedLock could not confirm the release of lock "${h.key}" on a quorum: ${unknown} of ${n} nodes did not answer`,
+        `RedLock could not confirm the release of lock ${quoteKey(h.key)} on a quorum: ${unknown} of ${n} nodes did not answer`,
         h.key,
         firstError(ballot),
       );
@@ -143,11 +158,46 @@ export class RedlockKind implements LockKind {
       );
     }
     // A lease renewed on fewer than a majority is not a lease any more: report it lost.
-    return requests.map((_, j) => {
+    const results = requests.map((_, j): RenewResult => {
       const renewed = countVotes(ballot, (v) => v[j] === 'renewed');
       if (renewed >= q) return 'renewed';
       return countVotes(ballot, (v) => v[j] === 'taken-over') > 0 ? 'taken-over' : 'gone';
     });
+    await this.recreateWhereGone(nodeRequests, ballot, results);
+    return results;
+  }
+
+  /**
+   * A node that restarted empty (or lost the key) while a majority still holds the lock gets it
+   * back, with the same owner and holds: otherwise a second minority restart during the same hold
+   * would leave fewer than a majority and lose a lock nobody else ever took. Best effort: a node that
+   * fails stays without the copy until the next renewal.
+   */
+  private async recreateWhereGone(
+    requests: readonly RenewRequest[],
+    ballot: Ballot<RenewResult[]>,
+    results: readonly RenewResult[],
+  ): Promise<void> {
+    const work: Promise<unknown>[] = [];
+    requests.forEach((r, j) => {
+      const [base, ...nested] = r.holdIds ?? [];
+      if (results[j] !== 'renewed' || base === undefined) return;
+      ballot.forEach((vote, i) => {
+        if (!vote?.ok || vote.value[j] !== 'gone') return;
+        const node = this.nodes[i]!;
+        const hold = { key: r.key, names: r.names, owner: r.owner, leaseMs: r.leaseMs, options: r.options };
+        work.push(
+          node
+            .attempt({ ...hold, holdId: base, reenter: false })
+            .then(async (answer) => {
+              if (answer.status !== 'granted') return;
+              for (const holdId of nested) await node.attempt({ ...hold, holdId, reenter: true });
+            })
+            .catch(() => undefined),
+        );
+      });
+    });
+    await Promise.all(work);
   }
 
   /**
@@ -172,7 +222,7 @@ export class RedlockKind implements LockKind {
    * Undoes an attempt on every node (a node that did not grant ignores the owner-checked release).
    * Nodes that answered are awaited; slow or failed ones get the release queued behind the attempt.
    */
-  private async releaseEverywhere(hold: HoldRef, ballot: Ballot<AttemptResult>): Promise<void> {
+  private async releaseEverywhere(hold: HoldRef, ballot: Ballot<NodeAnswer>): Promise<void> {
     const waits: Promise<unknown>[] = [];
     this.nodes.forEach((node, i) => {
       const release = node.release(hold).catch(() => undefined);
