@@ -2,8 +2,6 @@
  * `npm run bench` — every library side by side on ONE Redis in ONE run (see docs/BENCHMARKS.md).
  *   --quick              ~1-minute smoke run (writes bench/results/quick.json unless --out is given)
  *   --only=a,b           only these libraries (ids in bench/adapters/index.ts)
- *   --fair               also run this library with `fair: true` (already part of a run without --only:
- *                        one of the targets is about it)
  *   --parts=locks,scale,http   which parts to run (default all)
  *   --out=FILE           JSON results (default bench/results/latest.json)
  *   --chart=FILE         contention chart SVG (default next to the JSON)
@@ -12,7 +10,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { dirname, resolve } from 'node:path';
-import { FAIR, isLibraryId, LIBRARY_IDS, type LibraryId } from './adapters';
+import { EXTRA_IDS, isLibraryId, LIBRARY_IDS, UNCONTENDED_ONLY, type LibraryId } from './adapters';
 import { FULL, QUICK } from './config';
 import { RedisTarget } from './redis-target';
 import { contentionChart } from './report/svg-chart';
@@ -48,7 +46,8 @@ async function main(): Promise<void> {
     if (!isLibraryId(id))
       throw new Error(`--only: unknown library "${id}" (known: ${LIBRARY_IDS.join(', ')})`);
   const ids: LibraryId[] = only ? (only as LibraryId[]) : [...LIBRARY_IDS];
-  if ((flag('fair') !== undefined || !only) && !ids.includes(FAIR)) ids.splice(1, 0, FAIR);
+  // Without --only: our fair lock and our Nest service rows too (right after our own rows).
+  if (!only) ids.splice(2, 0, ...EXTRA_IDS);
   const parts = new Set((flag('parts') ?? 'locks,scale,http').split(','));
   const out = resolve(flag('out') || `bench/results/${profile.name === 'quick' ? 'quick' : 'latest'}.json`);
   const chart = resolve(flag('chart') || out.replace(/\.json$/, '.svg'));
@@ -97,6 +96,11 @@ async function main(): Promise<void> {
       log('\n[uncontended] every library, trials round-robin');
       const uncontended = await runUncontendedRounds(ids, target, profile, log);
       for (const id of ids) {
+        if (UNCONTENDED_ONLY.includes(id)) {
+          const u = uncontended.get(id);
+          if (u) results.libraries.push({ id, name: u.name, uncontended: u.uncontended, contention: [] });
+          continue;
+        }
         log(`\n[contention] ${id}`);
         try {
           const { name, contention } = await runContentionSuite(id, target, profile, log);

@@ -32,6 +32,11 @@ export class LocalWaitQueues {
     return this.queues.get(lockName)?.[0];
   }
 
+  /** How many waiters of this process queue on `lockName` (the head included). */
+  waiting(lockName: string): number {
+    return this.queues.get(lockName)?.length ?? 0;
+  }
+
   /** This process stopped holding `lockName` (released for real or lost): the head may attempt now. */
   notifyFree(lockName: string): void {
     this.head(lockName)?.onFree?.();
