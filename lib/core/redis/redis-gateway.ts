@@ -2,7 +2,7 @@ import { LockRedisError } from '../errors';
 import { retryDuringFailover, ridesOutFailover } from '../topology/failover-retry';
 import { RedisClient } from './redis-client';
 import { LuaScript, ScriptArg } from './script-library';
-import { withDeadline } from '../waiting/with-deadline';
+import { CommandDeadlines } from './command-deadlines';
 
 /**
  * Runs the library's Lua scripts on one Redis (or Cluster): EVALSHA first, EVAL once on NOSCRIPT
@@ -18,6 +18,8 @@ export class RedisGateway {
   private preflightRun?: Promise<void>;
   /** Cluster and Sentinel: failover errors are retried until the command's deadline. */
   private readonly ridesOutFailover: boolean;
+  /** Every script call's deadline, on one timer (not one per call). */
+  private readonly deadlines = new CommandDeadlines();
 
   constructor(
     readonly client: RedisClient,
@@ -57,15 +59,17 @@ export class RedisGateway {
           )
         : this.evalWithReload(script, keys, args)
     ) as Promise<Reply>;
-    call.then(
-      (reply) => {
-        if (timedOut && onLateReply) onLateReply(reply);
-      },
-      () => undefined, // the error is reported through withDeadline, or was already a timeout
-    );
+    if (onLateReply) {
+      call.then(
+        (reply) => {
+          if (timedOut) onLateReply(reply);
+        },
+        () => undefined, // the error is reported through the deadline race, or was already a timeout
+      );
+    }
     const limit = Math.max(1, Math.min(timeoutMs, this.commandTimeoutMs));
     try {
-      return await withDeadline(call, limit, () => {
+      return await this.deadlines.race(call, limit, () => {
         timedOut = true;
         return new LockRedisError(
           `Redis did not answer ${script.name} within ${limit} ms` +
