@@ -3,7 +3,7 @@
  * a Redis of its own, with the INFO commandstats delta per operation. Run it under `--cpu-prof` for
  * the client's CPU profile (docs/BENCHMARKS.md, "Where the time goes"):
  *   node --cpu-prof --cpu-prof-dir=.results/prof -r ts-node/register/transpile-only \
- *     bench/profile/solo-loop.ts --via=engine|service|raw [--ops=20000] [--lease=10000] [--callers=1]
+ *     bench/profile/solo-loop.ts --via=engine|service|raw [--ops=20000] [--lease=10000] [--callers=1] [--lib=DIR]
  *   node -r ts-node/register/transpile-only bench/profile/top-functions.ts .results/prof/<file>.cpuprofile
  */
 import 'reflect-metadata';
@@ -36,7 +36,11 @@ async function openCycle(via: string, url: string, leaseMs?: number): Promise<[C
     ];
   }
   if (via === 'engine') {
-    const { createLockEngine } = await import('../../lib/core');
+    // --lib=DIR: another copy of lib/ (e.g. `git archive <commit> lib` unpacked) for a before/after.
+    const libDir = flag('lib', '');
+    const { createLockEngine } = (await import(
+      libDir ? `${require('node:path').resolve(libDir)}/core` : '../../lib/core'
+    )) as typeof import('../../lib/core');
     const engine = createLockEngine({ redis: url });
     return [async (key) => (await engine.acquire(key, options)).release(), () => engine.close()];
   }

@@ -58,7 +58,7 @@ function openConnection(
 }
 
 /** For connections we open: fail queued commands after a few reconnect attempts instead of 20. */
-const CLIENT_DEFAULTS: RedisOptions = { maxRetriesPerRequest: 3, enableAutoPipelining: true };
+const CLIENT_DEFAULTS: RedisOptions = { maxRetriesPerRequest: 3 };
 
 /**
  * For Sentinel connections we open: follow `+switch-master` at once (a frozen or partitioned old

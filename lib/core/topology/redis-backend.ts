@@ -30,7 +30,7 @@ export class RedisBackend implements LockBackend {
     private readonly connection: ResolvedConnection,
     options: ResolvedEngineOptions,
   ) {
-    this.gateway = new RedisGateway(connection.client, options.commandTimeoutMs);
+    this.gateway = new RedisGateway(connection.client, options.commandTimeoutMs, connection.owned);
     const client = connection.client;
     if (isCluster(client))
       chooseClusterPublish(client, this.gateway, Math.ceil(options.commandTimeoutMs / 2));
