@@ -26,7 +26,10 @@ export interface BenchLockSettings {
 }
 
 /** Builds an adapter connected to `redisUrl`. */
-export type BenchLockFactory = (redisUrl: string, settings: BenchLockSettings) => BenchLock | Promise<BenchLock>;
+export type BenchLockFactory = (
+  redisUrl: string,
+  settings: BenchLockSettings,
+) => BenchLock | Promise<BenchLock>;
 
 /**
  * The fixed lease every library gets in the fixed-lease rows, and the lease of the libraries that

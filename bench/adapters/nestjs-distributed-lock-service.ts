@@ -15,5 +15,9 @@ export async function create(redisUrl: string, settings: BenchLockSettings): Pro
   const app = await NestFactory.createApplicationContext(BenchLockModule, { logger: ['error'] });
   const service = app.get(DistributedLockService);
   const name = `nestjs-distributed-lock via Nest service${leaseLabel(settings)}`;
-  return engineAdapter(name, { acquire: service.acquire.bind(service), events: service.events, close: () => app.close() }, settings);
+  return engineAdapter(
+    name,
+    { acquire: service.acquire.bind(service), events: service.events, close: () => app.close() },
+    settings,
+  );
 }

@@ -9,8 +9,7 @@ import { leaseLabel, type BenchLock, type BenchLockSettings } from './bench-lock
  */
 export function create(redisUrl: string, settings: BenchLockSettings): BenchLock {
   const redis = new Redis(redisUrl);
-  const lease =
-    settings.leaseMs === undefined ? {} : { lockTimeout: settings.leaseMs, refreshInterval: 0 };
+  const lease = settings.leaseMs === undefined ? {} : { lockTimeout: settings.leaseMs, refreshInterval: 0 };
   return {
     name: `redis-semaphore${leaseLabel(settings)}`,
     async acquire(key, waitMs) {

@@ -23,7 +23,10 @@ async function start(id: HttpAppId, redisUrl: string, port: number): Promise<INe
   if (id === 'nestjs-distributed-lock')
     return startSampleApp(config, { host: '127.0.0.1', logger: ['error'] });
   if (id === HTTP_OURS_LEASE)
-    return startSampleApp({ ...config, lockLeaseMs: HTTP_LEASE_MS }, { host: '127.0.0.1', logger: ['error'] });
+    return startSampleApp(
+      { ...config, lockLeaseMs: HTTP_LEASE_MS },
+      { host: '127.0.0.1', logger: ['error'] },
+    );
   const module =
     id === 'in-process mutex (ceiling)'
       ? (await import('./in-process-mutex-seckill.module')).InProcessMutexSeckillModule.forRoot(config)

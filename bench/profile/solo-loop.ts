@@ -8,6 +8,7 @@
  */
 import 'reflect-metadata';
 import { randomBytes } from 'node:crypto';
+import { resolve } from 'node:path';
 import Redis from 'ioredis';
 import { RedisTarget } from '../redis-target';
 
@@ -20,7 +21,11 @@ function flag(name: string, fallback: string): string {
 
 const RAW_RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
-async function openCycle(via: string, url: string, leaseMs?: number): Promise<[Cycle, () => Promise<unknown>]> {
+async function openCycle(
+  via: string,
+  url: string,
+  leaseMs?: number,
+): Promise<[Cycle, () => Promise<unknown>]> {
   const options = leaseMs === undefined ? undefined : { leaseMs };
   if (via === 'raw') {
     const redis = new Redis(url);
@@ -39,7 +44,7 @@ async function openCycle(via: string, url: string, leaseMs?: number): Promise<[C
     // --lib=DIR: another copy of lib/ (e.g. `git archive <commit> lib` unpacked) for a before/after.
     const libDir = flag('lib', '');
     const { createLockEngine } = (await import(
-      libDir ? `${require('node:path').resolve(libDir)}/core` : '../../lib/core'
+      libDir ? `${resolve(libDir)}/core` : '../../lib/core'
     )) as typeof import('../../lib/core');
     const engine = createLockEngine({ redis: url });
     return [async (key) => (await engine.acquire(key, options)).release(), () => engine.close()];

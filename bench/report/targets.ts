@@ -160,7 +160,8 @@ export function evaluateTargets(
         GOALS.fixedVsWatchdog,
         'watchdog',
       );
-      if (c.handOffsPerAcq !== undefined) row.detail += `; hand-offs/acq ${c.handOffsPerAcq} vs ${w.handOffsPerAcq}`;
+      if (c.handOffsPerAcq !== undefined)
+        row.detail += `; hand-offs/acq ${c.handOffsPerAcq} vs ${w.handOffsPerAcq}`;
       out.push(row);
     }
   }

@@ -213,7 +213,13 @@ export class Acquisition {
     const token = result.fencingToken;
     const cohort =
       this.local.enabled && !result.reentered
-        ? new Cohort(ids.holdId, token + 1, token + ctx.reserveTokens - 1, requestedAt, requestedAt + this.redisLeaseMs)
+        ? new Cohort(
+            ids.holdId,
+            token + 1,
+            token + ctx.reserveTokens - 1,
+            requestedAt,
+            requestedAt + this.redisLeaseMs,
+          )
         : undefined;
     const grant = new LockGrant(ctx.held, {
       kind,
