@@ -62,10 +62,11 @@ export class HeldLocks implements GrantHost {
     if (now >= grant.expiresAt - (grant.watchdog ? grant.leaseMs / 3 : 0)) return false;
     const target = this.queues.head(grant.names.lock)?.handoff as LocalHandoffTarget | undefined;
     if (!target?.accepts(grant)) return false;
-    if (!grant.watchdog && !fixedLeaseCovered(cohort.redisExpiresAt - now, target.leaseMs, this.cohort)) {
-      return false;
-    }
-    if (!cohort.canPass(now, this.cohort)) {
+    // The cohort ends here (its bounds, or a Redis lease that cannot cover a fixed-lease successor,
+    // which also happens once its time budget is spent): other processes' waiters go first.
+    const covered =
+      grant.watchdog || fixedLeaseCovered(cohort.redisExpiresAt - now, target.leaseMs, this.cohort);
+    if (!covered || !cohort.canPass(now, this.cohort)) {
       grant.yieldOnEnd = this.cohort.yieldMs;
       return false;
     }
