@@ -100,7 +100,11 @@ export class RedisGateway {
   ): Promise<unknown> {
     if (this.preflight) await this.runPreflight();
     if (this.batchWhenBusy) {
-      (this.client.options as { enableAutoPipelining?: boolean }).enableAutoPipelining = this.inFlight > 0;
+      // An ioredis pipeline answers all of its calls at once, when the last one is answered: beyond
+      // MAX_BATCHED calls in flight (a burst of thousands), calls go out one by one again.
+      // Renewal batches (hundreds of locks per call) never join: the calls batched with one would wait for it.
+      (this.client.options as { enableAutoPipelining?: boolean }).enableAutoPipelining =
+        this.inFlight > 0 && this.inFlight < MAX_BATCHED && !UNBATCHED_SCRIPTS.has(script.name);
     }
     this.inFlight++;
     try {
@@ -127,6 +131,11 @@ export class RedisGateway {
     return this.preflightRun;
   }
 }
+
+/** In-flight script calls up to which a new call joins the tick's batch (see RedisGateway.batchWhenBusy). */
+const MAX_BATCHED = 128;
+/** Scripts that always go out on their own (long-running renewal batches). */
+const UNBATCHED_SCRIPTS = new Set(['renew', 'holders-renew']);
 
 function isNoScript(err: unknown): boolean {
   return err instanceof Error && err.message.startsWith('NOSCRIPT');
