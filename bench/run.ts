@@ -14,7 +14,15 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { dirname, resolve } from 'node:path';
-import { FAIR, isLibraryId, LIBRARY_IDS, NO_REGISTRY, type LibraryId } from './adapters';
+import {
+  EXTRA_IDS,
+  FAIR,
+  isLibraryId,
+  LIBRARY_IDS,
+  NO_REGISTRY,
+  UNCONTENDED_ONLY,
+  type LibraryId,
+} from './adapters';
 import { FULL, QUICK } from './config';
 import { RedisTarget } from './redis-target';
 import { contentionChart } from './report/svg-chart';
@@ -51,9 +59,11 @@ async function main(): Promise<void> {
     if (!isLibraryId(id))
       throw new Error(`--only: unknown library "${id}" (known: ${LIBRARY_IDS.join(', ')})`);
   const ids: LibraryId[] = only ? (only as LibraryId[]) : [...LIBRARY_IDS];
-  if ((flag('fair') !== undefined || !only) && !ids.includes(FAIR)) ids.splice(1, 0, FAIR);
+  // Without --only: our fair lock, Nest service and no-registry rows too (right after our own rows).
+  if (!only) ids.splice(2, 0, ...EXTRA_IDS);
+  if (flag('fair') !== undefined && !ids.includes(FAIR)) ids.splice(1, 0, FAIR);
   // The registry's overhead: this library with and without it, in the same run.
-  if ((flag('registry') !== undefined || !only) && !ids.includes(NO_REGISTRY)) ids.splice(1, 0, NO_REGISTRY);
+  if (flag('registry') !== undefined && !ids.includes(NO_REGISTRY)) ids.splice(1, 0, NO_REGISTRY);
   const parts = new Set((flag('parts') ?? 'locks,scale,flood,http').split(','));
   const out = resolve(flag('out') || `bench/results/${profile.name === 'quick' ? 'quick' : 'latest'}.json`);
   const chart = resolve(flag('chart') || out.replace(/\.json$/, '.svg'));
@@ -102,6 +112,11 @@ async function main(): Promise<void> {
       log('\n[uncontended] every library, trials round-robin');
       const uncontended = await runUncontendedRounds(ids, target, profile, log);
       for (const id of ids) {
+        if (UNCONTENDED_ONLY.includes(id)) {
+          const u = uncontended.get(id);
+          if (u) results.libraries.push({ id, name: u.name, uncontended: u.uncontended, contention: [] });
+          continue;
+        }
         log(`\n[contention] ${id}`);
         try {
           const { name, contention } = await runContentionSuite(id, target, profile, log);

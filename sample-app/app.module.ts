@@ -23,7 +23,10 @@ export class AppModule {
           useFactory: (cfg: SampleConfig) => ({
             redis: cfg.redisUrl,
             keyPrefix: `${cfg.keyPrefix}lock:`,
-            defaults: { waitMs: cfg.lockWaitMs },
+            defaults: {
+              waitMs: cfg.lockWaitMs,
+              ...(cfg.lockLeaseMs !== undefined && { leaseMs: cfg.lockLeaseMs }),
+            },
           }),
         }),
         SeckillModule,

@@ -17,6 +17,11 @@ export interface SampleConfig {
    * so this is far above the worst queueing time there (2,000 critical sections of a few ms each).
    */
   lockWaitMs: number;
+  /**
+   * A fixed lease for every lock (env `LOCK_LEASE_MS`; the module's `defaults.leaseMs`). Unset (the
+   * default): the watchdog keeps each lock alive while its handler runs.
+   */
+  lockLeaseMs?: number;
 }
 
 /** Injection token of the SampleConfig. */
@@ -40,6 +45,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): SampleConfi
     keyPrefix: env.KEY_PREFIX ?? d.keyPrefix,
     seckillDelayMs: intFromEnv(env, 'SECKILL_DELAY_MS', d.seckillDelayMs),
     lockWaitMs: intFromEnv(env, 'LOCK_WAIT_MS', d.lockWaitMs),
+    ...(env.LOCK_LEASE_MS ? { lockLeaseMs: intFromEnv(env, 'LOCK_LEASE_MS', 0) } : {}),
   };
 }
 

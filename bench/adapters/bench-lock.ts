@@ -17,8 +17,27 @@ export interface BenchLock {
 /** Releases what `acquire` took. */
 export type Release = () => Promise<unknown>;
 
-/** Builds an adapter connected to `redisUrl`. */
-export type BenchLockFactory = (redisUrl: string) => BenchLock | Promise<BenchLock>;
+/**
+ * How an adapter is built: `leaseMs` set = every acquisition asks for that fixed lease (no
+ * renewal); unset = the library's own renewed lease (watchdog), for the libraries that have one.
+ */
+export interface BenchLockSettings {
+  readonly leaseMs?: number;
+}
 
-/** The lease every adapter asks for when its library needs one (Redisson's watchdog lease). */
-export const BENCH_LEASE_MS = 30_000;
+/** Builds an adapter connected to `redisUrl`. */
+export type BenchLockFactory = (
+  redisUrl: string,
+  settings: BenchLockSettings,
+) => BenchLock | Promise<BenchLock>;
+
+/**
+ * The fixed lease every library gets in the fixed-lease rows, and the lease of the libraries that
+ * only have fixed leases (redlock, redlock-universal, the raw baseline): the same for all.
+ */
+export const BENCH_LEASE_MS = 10_000;
+
+/** Row name suffix: a fixed lease, or the library's watchdog. */
+export function leaseLabel(settings: BenchLockSettings): string {
+  return settings.leaseMs === undefined ? ' (watchdog)' : ` (leaseMs ${settings.leaseMs / 1000} s)`;
+}

@@ -1,33 +1,66 @@
-import type { BenchLock } from './bench-lock';
+import { BENCH_LEASE_MS, type BenchLock } from './bench-lock';
 
-/** Library ids, in the order they appear in tables (ours first, the baseline last). */
+/**
+ * Library ids, in the order they appear in tables (ours first, the baseline last). An id ending in
+ * `+lease` is the same adapter with a fixed lease of BENCH_LEASE_MS for every acquisition (for the
+ * libraries that renew a lease by default); redlock, redlock-universal and the raw baseline only
+ * have fixed leases, and use BENCH_LEASE_MS too.
+ */
 export const LIBRARY_IDS = [
   'nestjs-distributed-lock',
+  'nestjs-distributed-lock+lease',
   'redlock',
   'sesamecare-redlock',
   'redis-semaphore',
+  'redis-semaphore+lease',
   'redlock-universal',
   'node-redisson',
+  'node-redisson+lease',
   'raw-baseline',
 ] as const;
 
 /**
- * Extra rows, in a run without --only (or with `--fair` / `--registry`): this library's fair lock,
- * and this library without the inspection registry (the reference for its overhead).
+ * Extra rows (run without --only; `--fair` / `--registry` add two of them to an --only run): this
+ * library's fair lock with and without a lease, this library through the Nest DistributedLockService
+ * (uncontended part only), and this library without the inspection registry (its overhead's reference).
  */
-export const EXTRA_IDS = ['nestjs-distributed-lock-fair', 'nestjs-distributed-lock-no-registry'] as const;
+export const EXTRA_IDS = [
+  'nestjs-distributed-lock-fair',
+  'nestjs-distributed-lock-fair+lease',
+  'nestjs-distributed-lock-service',
+  'nestjs-distributed-lock-service+lease',
+  'nestjs-distributed-lock-no-registry',
+] as const;
 
 /** One of LIBRARY_IDS or EXTRA_IDS. */
 export type LibraryId = (typeof LIBRARY_IDS)[number] | (typeof EXTRA_IDS)[number];
 
 /** Our library's id, the one the targets are about. */
 export const OURS: LibraryId = 'nestjs-distributed-lock';
+/** Our library with a fixed lease. */
+export const OURS_LEASE: LibraryId = 'nestjs-distributed-lock+lease';
 /** This library with `fair: true`. */
 export const FAIR: LibraryId = 'nestjs-distributed-lock-fair';
 /** This library with `inspection: false` (no registry of held locks). */
 export const NO_REGISTRY: LibraryId = 'nestjs-distributed-lock-no-registry';
+/** This library with `fair: true` and a fixed lease. */
+export const FAIR_LEASE: LibraryId = 'nestjs-distributed-lock-fair+lease';
+/** This library through the Nest service (uncontended rows only). */
+export const SERVICE: LibraryId = 'nestjs-distributed-lock-service';
+/** This library through the Nest service, fixed lease. */
+export const SERVICE_LEASE: LibraryId = 'nestjs-distributed-lock-service+lease';
+/** Rows measured in the uncontended part only. */
+export const UNCONTENDED_ONLY: readonly LibraryId[] = [SERVICE, SERVICE_LEASE];
 /** Every row that is this library in some form (not a peer). */
-export const OUR_ROWS: readonly LibraryId[] = [OURS, FAIR, NO_REGISTRY];
+export const OUR_ROWS: readonly LibraryId[] = [
+  OURS,
+  OURS_LEASE,
+  FAIR,
+  FAIR_LEASE,
+  SERVICE,
+  SERVICE_LEASE,
+  NO_REGISTRY,
+];
 /** The hand-written SET NX PX baseline. */
 export const RAW: LibraryId = 'raw-baseline';
 
@@ -36,9 +69,13 @@ export const RAW: LibraryId = 'raw-baseline';
  * timers and connections never share a process with another library's).
  */
 export async function createAdapter(id: LibraryId, redisUrl: string): Promise<BenchLock> {
+  const fixed = id.endsWith('+lease');
+  const file = fixed ? id.slice(0, -'+lease'.length) : id;
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const mod = require(`./${id}`) as { create: (url: string) => BenchLock | Promise<BenchLock> };
-  return mod.create(redisUrl);
+  const mod = require(`./${file}`) as {
+    create: (url: string, settings: { leaseMs?: number }) => BenchLock | Promise<BenchLock>;
+  };
+  return mod.create(redisUrl, fixed ? { leaseMs: BENCH_LEASE_MS } : {});
 }
 
 /** True for a known library id. */

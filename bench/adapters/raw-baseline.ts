@@ -15,7 +15,7 @@ export function create(redisUrl: string): BenchLock {
   redis.defineCommand('benchRawRelease', { numberOfKeys: 1, lua: RELEASE_LUA });
   const release = redis as unknown as { benchRawRelease(key: string, token: string): Promise<number> };
   return {
-    name: 'raw SET NX PX + backoff',
+    name: 'raw SET NX PX + backoff (leaseMs 10 s)',
     async acquire(key, waitMs) {
       const token = randomBytes(16).toString('hex');
       const deadline = performance.now() + waitMs;

@@ -15,7 +15,7 @@ export function create(redisUrl: string): BenchLock {
   const adapter = new IoredisAdapter(redis);
   const locks = new Map<string, Lock>();
   return {
-    name: 'redlock-universal',
+    name: 'redlock-universal (leaseMs 10 s)',
     async acquire(key, waitMs) {
       const retryAttempts = Math.ceil(waitMs / RETRY_DELAY_MS);
       const id = `${key}|${retryAttempts}`;

@@ -14,7 +14,7 @@ export function create(redisUrl: string): BenchLock {
   const redlock = new Redlock([redis]);
   redlock.on('error', () => undefined); // "resource locked" votes are reported here; they are not failures
   return {
-    name: 'redlock',
+    name: 'redlock (leaseMs 10 s)',
     async acquire(key, waitMs) {
       const lock = await redlock.acquire([key], BENCH_LEASE_MS, {
         retryCount: Math.ceil(waitMs / RETRY_DELAY_MS),

@@ -6,6 +6,7 @@ import type { SampleConfig } from '../../sample-app/sample-config';
  */
 export const HTTP_APPS = [
   'nestjs-distributed-lock',
+  'nestjs-distributed-lock (leaseMs 5 s)',
   'in-process mutex (ceiling)',
   '@anchan828/nest-redlock',
   'nestjs-redlock-universal',
@@ -17,6 +18,10 @@ export type HttpAppId = (typeof HTTP_APPS)[number];
 /** Our app (the sample app) and the ceiling it is measured against. */
 export const HTTP_OURS: HttpAppId = 'nestjs-distributed-lock';
 export const HTTP_CEILING: HttpAppId = 'in-process mutex (ceiling)';
+/** The sample app with a fixed lease on every lock (`defaults.leaseMs`), as the seed's decorator shape has it. */
+export const HTTP_OURS_LEASE: HttpAppId = 'nestjs-distributed-lock (leaseMs 5 s)';
+/** The fixed lease of HTTP_OURS_LEASE. */
+export const HTTP_LEASE_MS = 5_000;
 
 /** The item every request buys (one key: all requests contend). */
 export const ITEM_ID = 'item1';

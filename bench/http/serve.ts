@@ -4,7 +4,13 @@ import { NestFactory } from '@nestjs/core';
 import { createInterface } from 'node:readline';
 import { listenTuned } from '../../sample-app/http-tuning';
 import { startSampleApp } from '../../sample-app/main';
-import { benchSampleConfig, HTTP_APPS, type HttpAppId } from './seckill-bench-config';
+import {
+  benchSampleConfig,
+  HTTP_APPS,
+  HTTP_LEASE_MS,
+  HTTP_OURS_LEASE,
+  type HttpAppId,
+} from './seckill-bench-config';
 
 /*
  * One seckill app in its own process (env BENCH_HTTP_APP, BENCH_REDIS_URL, BENCH_PORT): our
@@ -16,6 +22,11 @@ async function start(id: HttpAppId, redisUrl: string, port: number): Promise<INe
   const config = benchSampleConfig(redisUrl, port);
   if (id === 'nestjs-distributed-lock')
     return startSampleApp(config, { host: '127.0.0.1', logger: ['error'] });
+  if (id === HTTP_OURS_LEASE)
+    return startSampleApp(
+      { ...config, lockLeaseMs: HTTP_LEASE_MS },
+      { host: '127.0.0.1', logger: ['error'] },
+    );
   const module =
     id === 'in-process mutex (ceiling)'
       ? (await import('./in-process-mutex-seckill.module')).InProcessMutexSeckillModule.forRoot(config)

@@ -21,16 +21,18 @@ export function renderTables(r: BenchResults): string {
             `${c} caller${c > 1 ? 's' : ''}: ops/s`,
             'p50 ms',
             'p99 ms',
+            'cmds/op',
             'Redis CPU µs/op',
           ]),
         ],
         libs.map((l) => [
           l.name,
-          ...l.uncontended.flatMap((u) => [u.opsPerSec, u.p50Ms, u.p99Ms, u.cpuUsPerOp]),
+          ...l.uncontended.flatMap((u) => [u.opsPerSec, u.p50Ms, u.p99Ms, u.cmdsPerOp, u.cpuUsPerOp]),
         ]),
       ),
     );
     const csList = libs[0]!.contention.map((c) => c.csMs);
+    const contended = libs.filter((l) => l.contention.length > 0);
     for (const cs of csList) {
       out.push(
         `\n### Contention: ${callersLabel(r)} on one key, critical section ${cs} ms (GET → ${cs} ms → SET)\n`,
@@ -55,7 +57,7 @@ export function renderTables(r: BenchResults): string {
             'hand-offs/acq',
           ],
           [
-            ...libs.map((l) => {
+            ...contended.map((l) => {
               const c = l.contention.find((x) => x.csMs === cs);
               if (!c) return [l.name];
               return [

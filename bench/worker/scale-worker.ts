@@ -84,7 +84,9 @@ async function heldStep(n: number): Promise<void> {
   const handles: LockHandle[] = new Array(n);
   const t0 = performance.now();
   await pool(n, 256, async (i) => {
-    handles[i] = await engine.acquire(`bench:scale:${i}`, { waitMs: 0 });
+    // Distinct keys: nothing waits. waitMs only bounds each command (waitMs + 400 ms): 0 gave 401 ms,
+    // which a watchdog round over 50,000+ held locks on a loaded 2-core machine can exceed.
+    handles[i] = await engine.acquire(`bench:scale:${i}`, { waitMs: 5_000 });
   });
   const acquireMs = performance.now() - t0;
   const heap1 = heapMb();

@@ -34,7 +34,7 @@ interface Outcome {
 const env = useLockEnv();
 
 /** Runs PROCESSES workers with CALLERS loops of `iterations` each; returns what Redis holds afterwards. */
-async function runWorkload(locked: boolean, iterations: number): Promise<Outcome> {
+async function runWorkload(locked: boolean, iterations: number, leaseMs?: number): Promise<Outcome> {
   const label = uniqueKey(locked ? 'locked' : 'unlocked');
   const counterKey = `${label}:counter`;
   const tokensKey = `${label}:tokens`;
@@ -55,6 +55,7 @@ async function runWorkload(locked: boolean, iterations: number): Promise<Outcome
             PROCESSES_KEY: processesKey,
             PROCESS_INDEX: String(i),
             KEY_PREFIX: 'mx:',
+            ...(leaseMs !== undefined && { LEASE_MS: String(leaseMs) }),
           },
         }),
       );
@@ -123,6 +124,25 @@ describe('mutual exclusion across processes', () => {
     const attempts = done.reduce((n, d) => n + d.attempts, 0);
     console.log(
       `mutual exclusion: ${expected} sections, ${(attempts / expected).toFixed(2)} attempts per acquisition`,
+    );
+  }, 300_000);
+
+  it('loses no update over 20,000 acquisitions with a fixed lease and cohorts on, tokens strictly increasing', async () => {
+    const iterations = 625; // 4 × 8 × 625 = 20,000 critical sections
+    const expected = PROCESSES * CALLERS * iterations;
+    const { counter, tokens, done } = await runWorkload(true, iterations, 10_000);
+
+    expect(done.reduce((n, d) => n + d.sections, 0)).toBe(expected);
+    expect(done.reduce((n, d) => n + d.lost, 0)).toBe(0);
+    expect(counter).toBe(expected); // 0 lost updates
+    expect(tokens).toHaveLength(expected);
+    expect(firstNonIncreasing(tokens)).toBe(-1);
+    expect(new Set(tokens).size).toBe(expected);
+    // Fixed-lease locks were handed over inside the processes (cohorts), not only granted by Redis.
+    const handedOver = done.reduce((n, d) => n + d.handedOver, 0);
+    expect(handedOver).toBeGreaterThan(0);
+    console.log(
+      `mutual exclusion, fixed lease: ${handedOver} of ${expected} acquisitions handed over locally`,
     );
   }, 300_000);
 

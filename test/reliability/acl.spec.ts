@@ -9,6 +9,7 @@ import { LockPermissionError } from '../../lib/core/errors';
 import type { LockEngine } from '../../lib/core/engine/lock-engine';
 import { keysWithoutTtl } from '../support/redis-assertions';
 import { uniqueKey, useLockEnv } from '../support/lock-env';
+import { waitUntil } from '../support/wait';
 
 const env = useLockEnv();
 const PREFIX = 'lock:';
@@ -17,9 +18,11 @@ const PREFIX = 'lock:';
 const COMMANDS = [
   'evalsha', 'eval', 'evalsha_ro', 'eval_ro', 'ping', 'info', 'subscribe', 'unsubscribe', 'publish', 'time',
   'type', 'exists', 'get', 'set', 'del', 'pttl', 'pexpire',
-  'hget', 'hset', 'hdel', 'hlen', 'hexists', 'hincrby',
+  'hget', 'hmget', 'hset', 'hdel', 'hlen', 'hexists', 'hincrby',
   'zadd', 'zrem', 'zrange', 'zrangebyscore', 'zremrangebyscore', 'zcard', 'zscore',
 ]; // prettier-ignore
+/** The inspection registry, force-release notices and operator calls (docs/SECURITY.md). */
+const INSPECTION = ['multi', 'exec', 'psubscribe', 'punsubscribe', 'hgetall', 'xadd', 'xrevrange'];
 const minimalRules = (commands: string[], channels = `&${PREFIX}*`): string[] => [
   'on', '>pw', 'resetkeys', `~${PREFIX}*`, 'resetchannels', channels, '-@all',
   ...commands.map((c) => `+${c}`),
@@ -43,12 +46,14 @@ afterEach(async () => {
 
 async function expectNothingWritten(): Promise<void> {
   expect(await keysWithoutTtl(env.admin, `${PREFIX}*`)).toEqual([]);
-  expect((await env.admin.keys(`${PREFIX}*`)).filter((k) => !k.includes(':fence'))).toEqual([]);
+  // No lock key left (fencing counters and the inspection registry have TTLs, checked above).
+  const lockKeys = (await env.admin.keys(`${PREFIX}*`)).filter((k) => !/:fence|\{~inspect\}/.test(k));
+  expect(lockKeys).toEqual([]);
 }
 
 describe('the documented minimal ACL', () => {
-  it('runs every lock kind, several keys, wake-ups, the watchdog and health', async () => {
-    const engine = await engineAs(minimalRules(COMMANDS));
+  it('runs every lock kind, several keys, wake-ups, the watchdog, health and list()', async () => {
+    const engine = await engineAs(minimalRules(COMMANDS.concat(INSPECTION)));
     const key = uniqueKey('acl');
     const first = await engine.acquire(key, { waitMs: 0 });
     const waiter = engine.acquire(key, { waitMs: 10_000 });
@@ -68,6 +73,13 @@ describe('the documented minimal ACL', () => {
     const several = await engine.acquire([uniqueKey('m1'), uniqueKey('m2')], { waitMs: 0 });
     expect(await several.release()).toBe(true);
     expect((await engine.readiness()).ready).toBe(true);
+    // A hold long enough to be written to the registry of held locks, and listed from it.
+    const long = await engine.acquire(uniqueKey('listed'), { waitMs: 0 });
+    await waitUntil(async () => (await engine.list({ match: long.key })).locks.length === 1, {
+      description: 'the lock listed',
+    });
+    expect(await engine.inspect(long.key)).toMatchObject({ key: long.key });
+    expect(await long.release()).toBe(true);
     await expectNothingWritten();
   });
 });

@@ -15,6 +15,9 @@ import { LockGrant } from './lock-grant';
 import { LocalHandoff } from './local-handoff';
 import { GrantHandle, LockHandle } from './lock-handle';
 
+/** How many locks' "recorded as waiting" marks an engine keeps (see AcquisitionContext.recordedWaits). */
+const MAX_RECORDED_WAITS = 4096;
+
 /** What an acquisition needs from its engine. */
 export interface AcquisitionContext {
   readonly hub: WakeupChannels;
@@ -26,6 +29,17 @@ export interface AcquisitionContext {
   readonly backoff: { readonly initialMs: number; readonly maxMs: number };
   /** Fencing tokens a fresh grant of a cohort kind reserves (1: no cohorts). */
   readonly reserveTokens: number;
+  /**
+   * A fixed-lease attempt with local waiters behind it asks Redis for this much more than its
+   * `leaseMs` (the cohort budget), so the lock can be handed over locally with each successor's whole
+   * lease covered (0: no cohorts).
+   */
+  readonly cohortLeaseExtraMs: number;
+  /**
+   * Locks on which a busy attempt of this process may have recorded it as a waiter in Redis: only
+   * a grant of one of these needs to remove that record (the uncontended grant skips it).
+   */
+  readonly recordedWaits: Set<string>;
   /** Turns a busy holder's remaining lease into an honest "retry after" (see HoldTimes). */
   retryAfter(key: string, remainingLeaseMs: number): number;
   isClosed(): boolean;
@@ -76,6 +90,8 @@ export class Acquisition {
   private acquired = false;
   /** When the latest attempt was sent: a lease is counted from before the request that won it. */
   private requestedAt = 0;
+  /** The lease the latest attempt asked Redis for (a fixed lease plus the cohort extra, see attempt). */
+  private redisLeaseMs = 0;
   /** The cohort hand-off: a lock handed over by a local holder, and waiting locally. */
   private readonly local: LocalHandoff;
 
@@ -170,13 +186,33 @@ export class Acquisition {
   private async attempt(): Promise<AttemptResult> {
     this.wait.attempts++;
     this.requestedAt = monotonicMs();
+    const lock = this.req.names.lock;
+    const recordedWaits = this.ctx.recordedWaits;
+    const recordedWaiting = recordedWaits.has(lock);
+    // A fixed lease with local waiters: the Redis lease covers their hand-offs too (Cohort).
+    const extra =
+      this.local.enabled && !this.req.watchdog && this.ctx.queues.waitersOf(lock) > 1
+        ? this.ctx.cohortLeaseExtraMs
+        : 0;
+    this.redisLeaseMs = this.req.leaseMs + extra;
     try {
-      return await this.req.kind.attempt({
+      const result = await this.req.kind.attempt({
         ...this.holdRequest(),
+        leaseMs: this.redisLeaseMs,
         timeoutMs: Math.max(1, this.wait.remaining()) + ATTEMPT_MARGIN_MS,
+        recordedWaiting,
         ...(this.local.enabled && { reserveTokens: this.ctx.reserveTokens, process: this.ctx.held.engineId }),
       });
+      if (result.status === 'granted') {
+        if (recordedWaiting) recordedWaits.delete(lock);
+      } else if (!recordedWaiting) {
+        // Bounded: a forgotten record only costs a needless wake-up until its zset expires.
+        if (recordedWaits.size >= MAX_RECORDED_WAITS) recordedWaits.clear();
+        recordedWaits.add(lock);
+      }
+      return result;
     } catch (err) {
+      recordedWaits.add(lock);
       this.wait.reportFailure(this.req.key, 'error');
       throw err;
     }
@@ -189,8 +225,14 @@ export class Acquisition {
     const { requestedAt, ids, ctx } = this;
     const token = result.fencingToken;
     const cohort =
-      this.local.enabled && watchdog && !result.reentered
-        ? new Cohort(ids.holdId, token + 1, token + ctx.reserveTokens - 1, requestedAt)
+      this.local.enabled && !result.reentered
+        ? new Cohort(
+            ids.holdId,
+            token + 1,
+            token + ctx.reserveTokens - 1,
+            requestedAt,
+            requestedAt + this.redisLeaseMs,
+          )
         : undefined;
     const grant = new LockGrant(ctx.held, {
       kind,

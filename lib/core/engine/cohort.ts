@@ -20,7 +20,8 @@ export const DEFAULT_COHORT_BOUNDS: CohortBounds = { passes: 32, budgetMs: 50, y
  * each local holder is still a grant of its own (its own signal, async context and fencing token,
  * taken from the block of tokens the Redis grant reserved, so tokens strictly increase across every
  * holder in every process). Bounded by a pass count and a time budget, so other processes get their
- * turn.
+ * turn. Watchdog and fixed leases alike: a fixed-lease successor gets its own whole `leaseMs` from its
+ * own grant, which the Redis lease must cover (see HeldLocks.handOff).
  */
 export class Cohort {
   private passes = 0;
@@ -31,6 +32,12 @@ export class Cohort {
     private nextToken: number,
     private readonly lastToken: number,
     private readonly startedAt: number,
+    /**
+     * Monotonic time by which the Redis lock's lease has NOT yet run out (counted from before the
+     * request that set it, so Redis' own expiry is later): a fixed-lease hand-off needs its whole
+     * lease below it. Moved by every renewal or extend() of a grant of the cohort.
+     */
+    public redisExpiresAt: number,
   ) {}
 
   /** Whether one more local hand-off is allowed at `now`. */

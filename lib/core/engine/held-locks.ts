@@ -6,8 +6,9 @@ import type { HoldRef, LockKind, ReleaseResult } from '../kinds/lock-kind';
 import type { LockOptions } from '../options/lock-options';
 import { Watchdog } from './watchdog';
 import type { CohortBounds } from './cohort';
-import type { HandoffTarget, LocalWaitQueues } from '../waiting/wait-queue';
+import type { LocalWaitQueues } from '../waiting/wait-queue';
 import { GrantHandle } from './lock-handle';
+import type { LocalHandoffTarget } from './local-handoff';
 
 /**
  * The locks one engine holds: the grants, their watchdog, background release retries, and the
@@ -56,19 +57,23 @@ export class HeldLocks implements GrantHost {
    */
   handOff(grant: LockGrant): boolean {
     const cohort = grant.cohort;
-    if (!cohort || !this.cohort || this.stopped || !grant.active || !grant.watchdog) return false;
+    if (!cohort || !this.cohort || this.stopped || !grant.active) return false;
     if (grant.options.minHoldMs !== undefined || grant.options.maxHoldMs !== undefined) return false;
     const now = monotonicMs();
-    // Never pass a lease that may be dead (a paused process): a third of it must be left.
-    if (now >= grant.expiresAt - grant.leaseMs / 3) return false;
-    const target = this.queues.head(grant.names.lock)?.handoff as
-      (HandoffTarget<LockGrant, GrantHandle> & { readonly options: LockOptions }) | undefined;
+    // Never pass a lease that may be dead (a paused process): a watchdog lease must have a third
+    // left; a fixed one must still be alive (and the Redis lease must cover the successor's, below).
+    if (now >= grant.expiresAt - (grant.watchdog ? grant.leaseMs / 3 : 0)) return false;
+    const target = this.queues.head(grant.names.lock)?.handoff as LocalHandoffTarget | undefined;
     if (!target?.accepts(grant)) return false;
-    if (!cohort.canPass(now, this.cohort)) {
+    // The cohort ends here (its bounds, or a Redis lease that cannot cover a fixed-lease successor,
+    // which also happens once its time budget is spent): other processes' waiters go first.
+    const covered =
+      grant.watchdog || fixedLeaseCovered(cohort.redisExpiresAt - now, target.leaseMs, this.cohort);
+    if (!covered || !cohort.canPass(now, this.cohort)) {
       grant.yieldOnEnd = this.cohort.yieldMs;
       return false;
     }
-    const successor = grant.successor(cohort.takeToken(), now, target.options);
+    const successor = grant.successor(cohort.takeToken(), now, target.options, target.leaseMs);
     const handle = new GrantHandle(successor, cohort.holdId);
     this.add(successor); // first, so the watchdog never sees the lock without a grant
     grant.end();
@@ -172,6 +177,15 @@ export class HeldLocks implements GrantHost {
     }
     grant.renewed(sentAt, leaseMs);
   }
+}
+
+/**
+ * Whether a fixed-lease successor can take the lock without a Redis command: its whole lease from
+ * now must end before the Redis lease does (`redisLeftMs`, a lower bound), and the Redis lease must
+ * not outlast it by more than the cohort budget (a crashed successor must not keep the lock long).
+ */
+function fixedLeaseCovered(redisLeftMs: number, leaseMs: number, bounds: CohortBounds): boolean {
+  return redisLeftMs >= leaseMs && redisLeftMs <= leaseMs + bounds.budgetMs;
 }
 
 /** The kind's name in events: mutex, token, read, write, fair or semaphore. */

@@ -4,6 +4,12 @@ import type { AcquisitionContext, AcquisitionRequest } from './acquisition';
 import type { LockGrant } from './lock-grant';
 import type { GrantHandle } from './lock-handle';
 
+/** A local waiter as a holder's release sees it: its options and the lease it asked for. */
+export type LocalHandoffTarget = HandoffTarget<LockGrant, GrantHandle> & {
+  readonly options: LockOptions;
+  readonly leaseMs: number;
+};
+
 /** What the local hand-off needs from its waiter (its AcquisitionWait). */
 export interface HandoffWaiter {
   aborted(): boolean;
@@ -37,12 +43,13 @@ export class LocalHandoff {
     if (!this.enabled) return;
     ticket.handoff = {
       options: req.options,
+      leaseMs: req.leaseMs,
       accepts: (grant: LockGrant) => this.accepts(grant),
       receive: (handle: GrantHandle) => {
         this.handed = handle;
         waiter.wake();
       },
-    } as HandoffTarget<LockGrant, GrantHandle> & { options: LockOptions };
+    } as LocalHandoffTarget;
     ticket.onFree = () => waiter.wake();
   }
 
@@ -84,7 +91,8 @@ export class LocalHandoff {
       !this.waiter.aborted() &&
       this.ticket.isHead &&
       grant.kind === this.req.kind &&
-      this.req.watchdog &&
+      // The same lease mode: a watchdog lock is renewed for as long as it is held, a fixed one is not.
+      grant.watchdog === this.req.watchdog &&
       o.minHoldMs === undefined &&
       o.maxHoldMs === undefined
     );

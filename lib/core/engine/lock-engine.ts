@@ -65,6 +65,8 @@ export class LockEngine extends InspectableEngine {
       backoff: options.backoff,
       // A fresh cohort grant reserves its own token plus one per allowed local hand-off.
       reserveTokens: options.cohort ? options.cohort.passes + 1 : 1,
+      recordedWaits: new Set<string>(),
+      cohortLeaseExtraMs: options.cohort ? options.cohort.budgetMs : 0,
       // A renewed watchdog lease never has less than lease − period left; a fixed one may.
       retryAfter: (key, remaining) =>
         this.holdTimes.estimate(key, remaining, options.watchdogLeaseMs - options.renewEveryMs - 50),

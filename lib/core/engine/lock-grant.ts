@@ -114,10 +114,11 @@ export class LockGrant {
   }
 
   /**
-   * The next holder of a cohort: the same Redis lock (owner, lease end), a new grant with its own
-   * token, signal and async context. The caller ends this grant.
+   * The next holder of a cohort: the same Redis lock (owner), a new grant with its own token, signal
+   * and async context. A watchdog successor keeps the lease end; a fixed-lease one gets its own
+   * `leaseMs` from `now` (the caller checked that the Redis lease covers it). The caller ends this grant.
    */
-  successor(fencingToken: number, now: number, options: LockOptions): LockGrant {
+  successor(fencingToken: number, now: number, options: LockOptions, leaseMs: number): LockGrant {
     return new LockGrant(this.host, {
       kind: this.kind,
       key: this.key,
@@ -125,9 +126,9 @@ export class LockGrant {
       owner: this.owner,
       fencingToken,
       options,
-      leaseMs: this.leaseMs,
-      watchdog: true,
-      requestedAt: this.expiresAt - this.leaseMs,
+      leaseMs: this.watchdog ? this.leaseMs : leaseMs,
+      watchdog: this.watchdog,
+      requestedAt: this.watchdog ? this.expiresAt - this.leaseMs : now,
       grantedAt: now,
       // The Redis grant this holder rides on is the one the replicas acknowledged.
       replicaAcks: this.replicaAcks,
@@ -144,6 +145,7 @@ export class LockGrant {
   renewed(sentAt: number, leaseMs: number): void {
     this.expiresAt = sentAt + leaseMs;
     this.localEnd = this.expiresAt - leaseDriftMs(leaseMs);
+    if (this.cohort) this.cohort.redisExpiresAt = this.expiresAt;
     if (!this.watchdog || this.holdDeadline < Infinity) this.armExpiry();
   }
 

@@ -127,7 +127,9 @@ export class Watchdog {
       const results = await kind.renew(requests);
       results.forEach((result, i) => {
         const g = grants[i]!;
-        if (!g.active) return; // released meanwhile: its result says nothing about the holder
+        // Released meanwhile, or the release of its last hold is in flight: its result says nothing
+        // about the holder (a release batched in a pipeline may be answered after a later renewal).
+        if (!g.active || g.openHolds.size === 0) return;
         if (result === 'renewed') {
           g.renewed(sentAt, leases[i]!);
           round.renewed++;
@@ -138,7 +140,7 @@ export class Watchdog {
       });
     } catch (err) {
       for (const g of grants) {
-        if (!g.active) continue;
+        if (!g.active || g.openHolds.size === 0) continue;
         g.lose('renewal-failed', err);
         round.failed++;
       }

@@ -15,6 +15,8 @@ export interface AttemptRequest {
   readonly reserveTokens?: number;
   /** The caller's process (engine) id, the prefix of its owner ids. */
   readonly process?: string;
+  /** The process may be recorded as a waiter of this lock (a busy attempt): a grant removes it. */
+  readonly recordedWaiting?: boolean;
   /** The attempt's command settles within this (capped by the command timeout); default: that timeout. */
   readonly timeoutMs?: number;
 }

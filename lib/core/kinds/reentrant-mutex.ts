@@ -28,6 +28,7 @@ const ACQUIRE = defineScript<
     reenterOnly: '0' | '1',
     reserve: number,
     process: string,
+    recordedWaiting: '0' | '1',
   ],
   AttemptReply
 >('mutex-acquire');
@@ -58,6 +59,7 @@ export class ReentrantMutex implements LockKind {
         r.reenter ? '1' : '0',
         r.reserveTokens ?? 1,
         r.process ?? '',
+        r.recordedWaiting === false ? '0' : '1',
       ],
       r.key,
       // An acquire that timed out but ran later must not leave an orphan lock behind.

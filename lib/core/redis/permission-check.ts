@@ -12,6 +12,7 @@ const KEY_COMMANDS = [
   'PTTL',
   'PEXPIRE 1',
   'HGET f',
+  'HMGET f g',
   'HSET f v',
   'HDEL f',
   'HLEN',

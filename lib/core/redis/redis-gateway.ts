@@ -4,7 +4,7 @@ import { retryDuringFailover, ridesOutFailover } from '../topology/failover-retr
 import { RedisClient } from './redis-client';
 import { fatalConnectionError } from './redis-connection';
 import { LuaScript, ScriptArg } from './script-library';
-import { withDeadline } from '../waiting/with-deadline';
+import { CommandDeadlines } from './command-deadlines';
 
 /**
  * Runs the library's Lua scripts on one Redis (or Cluster): EVALSHA first, EVAL once on NOSCRIPT
@@ -23,10 +23,23 @@ export class RedisGateway {
   private permissionsChecked?: Promise<void>;
   /** Cluster and Sentinel: failover errors are retried until the command's deadline. */
   private readonly ridesOutFailover: boolean;
+  /** Every script call's deadline, on one timer (not one per call). */
+  private readonly deadlines = new CommandDeadlines();
+
+  /** Script calls sent and not yet answered (see `batchWhenBusy`). */
+  private inFlight = 0;
 
   constructor(
     readonly client: RedisClient,
     private readonly commandTimeoutMs: number,
+    /**
+     * Only for a connection the engine opened itself: a script call sent while others are still
+     * in flight goes out with ioredis auto-pipelining (batched with the calls of the same tick: one
+     * write, one read for many callers, which is what Redis spends its CPU on); a call on an idle
+     * connection goes out at once, so a lone caller pays no extra tick. A client the user passed
+     * in is never changed.
+     */
+    private readonly batchWhenBusy = false,
   ) {
     this.ridesOutFailover = ridesOutFailover(client);
   }
@@ -74,15 +87,17 @@ export class RedisGateway {
           )
         : this.evalWithReload(script, keys, args)
     ) as Promise<Reply>;
-    call.then(
-      (reply) => {
-        if (timedOut && onLateReply) onLateReply(reply);
-      },
-      () => undefined, // the error is reported through withDeadline, or was already a timeout
-    );
+    if (onLateReply) {
+      call.then(
+        (reply) => {
+          if (timedOut) onLateReply(reply);
+        },
+        () => undefined, // the error is reported through the deadline race, or was already a timeout
+      );
+    }
     const limit = Math.max(1, Math.min(timeoutMs, this.commandTimeoutMs));
     try {
-      return await withDeadline(call, limit, () => {
+      return await this.deadlines.race(call, limit, () => {
         timedOut = true;
         return new LockRedisError(
           `Redis did not answer ${script.name} within ${limit} ms` +
@@ -108,12 +123,22 @@ export class RedisGateway {
   ): Promise<unknown> {
     if (this.preflight) await this.runPreflight();
     if (this.permissionCheck) await this.runPermissionCheck();
+    if (this.batchWhenBusy) {
+      // An ioredis pipeline answers all of its calls at once, when the last one is answered: beyond
+      // MAX_BATCHED calls in flight (a burst of thousands), calls go out one by one again.
+      // Renewal batches (hundreds of locks per call) never join: the calls batched with one would wait for it.
+      (this.client.options as { enableAutoPipelining?: boolean }).enableAutoPipelining =
+        this.inFlight > 0 && this.inFlight < MAX_BATCHED && !UNBATCHED_SCRIPTS.has(script.name);
+    }
+    this.inFlight++;
     try {
       return await this.client.evalsha(script.sha, keys.length, ...keys, ...args);
     } catch (err) {
       if (!isNoScript(err)) throw err;
       // EVAL both runs and caches the script, so the next EVALSHA hits again.
       return await this.client.eval(script.source, keys.length, ...keys, ...args);
+    } finally {
+      this.inFlight--;
     }
   }
 
@@ -161,6 +186,10 @@ function permissionError(err: unknown): LockPermissionError | undefined {
 function withKey(fatal: LockRedisError, userKey?: string): LockRedisError {
   return new LockRedisError(fatal.message, userKey, fatal.cause);
 }
+/** In-flight script calls up to which a new call joins the tick's batch (see RedisGateway.batchWhenBusy). */
+const MAX_BATCHED = 128;
+/** Scripts that always go out on their own (long-running renewal batches). */
+const UNBATCHED_SCRIPTS = new Set(['renew', 'holders-renew']);
 
 function isNoScript(err: unknown): boolean {
   return err instanceof Error && err.message.startsWith('NOSCRIPT');

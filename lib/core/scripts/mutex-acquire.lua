@@ -8,6 +8,7 @@
 -- ARGV[1] owner id    ARGV[2] hold id    ARGV[3] lease ms    ARGV[4] fence ttl ms
 -- ARGV[5] '1' = re-entry only (never a fresh grant)   ARGV[6] fencing tokens to reserve (>= 1)
 -- ARGV[7] the caller's process id ('' = use the owner id)
+-- ARGV[8] '1' = the caller's process may be recorded in the waiters zset (remove it on a grant)
 -- Returns {1, token} granted, {2, token} re-entered, {0, pttl} busy, {-2} re-entry but not held,
 --         {-1, type} the key holds data that is not a lock (left untouched).
 --!include fence.lua
@@ -24,35 +25,43 @@ local function busy(pttl)
   return {0, pttl}
 end
 
+local function grant()
+  local token = next_fence(KEYS[2], ARGV[4], tonumber(ARGV[6]))
+  redis.call('HSET', lock, 'owner', ARGV[1], 'fence', string.format('%.0f', token), ARGV[2], '1')
+  redis.call('PEXPIRE', lock, ARGV[3])
+  if ARGV[8] == '1' then redis.call('ZREM', KEYS[3], process) end
+  return {1, token}
+end
+
+-- The common case first: a free key (PTTL -2) is granted without reading anything else.
+local pttl = redis.call('PTTL', lock)
+if pttl == -2 then
+  if ARGV[5] == '1' then return {-2} end
+  return grant()
+end
 local owner = redis.pcall('HGET', lock, 'owner')
 if type(owner) == 'table' then
   -- Not a hash: a token lock (a string with a lease) of the same name is busy; anything else is foreign.
   local kind = redis.call('TYPE', lock).ok
-  local pttl = redis.call('PTTL', lock)
   if kind ~= 'string' or pttl < 0 then return {-1, kind} end
   return busy(pttl)
 end
 if owner == ARGV[1] then
   redis.call('HSET', lock, ARGV[2], '1')
-  if redis.call('PTTL', lock) < tonumber(ARGV[3]) then redis.call('PEXPIRE', lock, ARGV[3]) end
+  if pttl < tonumber(ARGV[3]) then redis.call('PEXPIRE', lock, ARGV[3]) end
   return {2, tonumber(redis.call('HGET', lock, 'fence'))}
 end
-local pttl = redis.call('PTTL', lock)
 if owner then
   if pttl < 0 then return {-1, 'hash'} end
   return busy(pttl)
 end
--- No owner field: a free key (PTTL -2), a lock reserved for one process for a moment, or a hash that
--- is not a lock.
-if pttl ~= -2 then
-  local reserved = redis.call('HGET', lock, 'x')
-  if not reserved or pttl < 0 then return {-1, 'hash'} end
-  if reserved ~= '+' .. process then return busy(pttl) end
-  redis.call('DEL', lock)
-end
+-- No owner field on an existing key: a lock reserved for one process for a moment, or a hash that is
+-- not a lock.
+local reserved = redis.call('HGET', lock, 'x')
+if not reserved or pttl < 0 then return {-1, 'hash'} end
+if reserved ~= '+' .. process then return busy(pttl) end
+redis.call('DEL', lock)
 if ARGV[5] == '1' then return {-2} end
-local token = next_fence(KEYS[2], ARGV[4], tonumber(ARGV[6]))
-redis.call('HSET', lock, 'owner', ARGV[1], 'fence', string.format('%.0f', token), ARGV[2], '1')
-redis.call('PEXPIRE', lock, ARGV[3])
-redis.call('ZREM', KEYS[3], process)
-return {1, token}
+-- The reserved process was recorded as a waiter: always drop it.
+ARGV[8] = '1'
+return grant()

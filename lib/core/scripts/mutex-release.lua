@@ -11,9 +11,14 @@
 --!include args.lua
 if ARGV[6] ~= '' then check_ms(ARGV[7], 'yield ms') end
 local lock = KEYS[1]
-if redis.pcall('HGET', lock, 'owner') ~= ARGV[1] then return 0 end
-if redis.call('HDEL', lock, ARGV[2]) == 0 then return 0 end
-if redis.call('HLEN', lock) > 2 then return 2 end
+-- One read for both checks: the owner, and this hold (HMGET under pcall: a non-hash is not ours).
+local found = redis.pcall('HMGET', lock, 'owner', ARGV[2])
+if type(found) ~= 'table' or found.err or found[1] ~= ARGV[1] or not found[2] then return 0 end
+-- Other holds left (fields besides owner, fence and this hold): remove only this one.
+if redis.call('HLEN', lock) > 3 then
+  redis.call('HDEL', lock, ARGV[2])
+  return 2
+end
 redis.call('DEL', lock)
 local waiting = ARGV[5] ~= '1' and redis.call('ZRANGE', KEYS[2], 0, 1) or {}
 if ARGV[6] ~= '' then

@@ -33,7 +33,7 @@ export class RedisBackend implements LockBackend {
     private readonly connection: ResolvedConnection,
     options: ResolvedEngineOptions,
   ) {
-    this.gateway = new RedisGateway(connection.client, options.commandTimeoutMs);
+    this.gateway = new RedisGateway(connection.client, options.commandTimeoutMs, connection.owned);
     const client = connection.client;
     // The user's ACL is checked before the first script, so a missing command is a clear error
     // instead of a script that fails half-way (a key written without its TTL).

@@ -47,7 +47,7 @@ export class LocalWaitQueues {
     return this.queues.get(lockName)?.first;
   }
 
-  /** Local waiters of `lockName` (for metrics and tests). */
+  /** How many waiters of this process queue on `lockName` (the head included). */
   waitersOf(lockName: string): number {
     return this.queues.get(lockName)?.length ?? 0;
   }

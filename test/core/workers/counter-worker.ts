@@ -20,6 +20,8 @@ const tokensKey = requiredEnv('TOKENS_KEY');
 // Which process ran each section, in section order (for per-process shares and grant runs).
 const processesKey = process.env.PROCESSES_KEY;
 const processIndex = process.env.PROCESS_INDEX ?? '0';
+// A fixed lease for every lock (cohorts hand fixed-lease locks over too); unset: the watchdog.
+const lockOptions = process.env.LEASE_MS ? { leaseMs: Number(process.env.LEASE_MS) } : {};
 
 // Contention of 32 callers on one key can keep one caller waiting for a long time; this test is
 // about exclusion, not latency, so waits are generous.
@@ -53,7 +55,7 @@ async function caller(): Promise<number> {
   let done = 0;
   for (let i = 0; i < iterations; i++) {
     if (locked) {
-      await engine.using(lockKey, {}, async (lock) => {
+      await engine.using(lockKey, lockOptions, async (lock) => {
         await increment();
         await data.rpush(tokensKey, String(lock.fencingToken));
         if (processesKey) await data.rpush(processesKey, processIndex);
