@@ -2,10 +2,12 @@
  * The rule of the layers, checked on the sources: core knows Redis and time and imports nothing from
  * Nest; the Nest layer holds no Lua and reaches core only through its public barrel (lib/core/index.ts:
  * the public types, the errors, the engine factory) — the engine itself only through the
- * DistributedLockEngine token. Files hold one concept each, kept whole (up to ~300 lines).
+ * DistributedLockEngine token. Files hold one concept each, kept whole (up to ~300 lines), and no
+ * function takes more than 4 positional parameters (a fifth is a concept of its own: an object).
  */
 import * as fs from 'fs';
 import * as path from 'path';
+import * as ts from 'typescript';
 
 const LIB = path.resolve(__dirname, '..', '..', 'lib');
 
@@ -54,5 +56,21 @@ describe('the layers of lib/', () => {
       .map((file) => ({ file: rel(file), lines: fs.readFileSync(file, 'utf8').split('\n').length }))
       .filter((f) => f.lines > 300);
     expect(long).toEqual([]);
+  });
+
+  it('no function under lib/ takes more than 4 parameters', () => {
+    const offenders: string[] = [];
+    for (const file of filesUnder(LIB, '.ts')) {
+      const source = ts.createSourceFile(file, fs.readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
+      const visit = (node: ts.Node): void => {
+        if (ts.isFunctionLike(node) && node.parameters.length > 4) {
+          const { line } = source.getLineAndCharacterOfPosition(node.getStart());
+          offenders.push(`${rel(file)}:${line + 1} (${node.parameters.length} parameters)`);
+        }
+        ts.forEachChild(node, visit);
+      };
+      visit(source);
+    }
+    expect(offenders).toEqual([]);
   });
 });

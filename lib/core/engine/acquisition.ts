@@ -226,13 +226,13 @@ export class Acquisition {
     const token = result.fencingToken;
     const cohort =
       this.local.enabled && !result.reentered
-        ? new Cohort(
-            ids.holdId,
-            token + 1,
-            token + ctx.reserveTokens - 1,
+        ? new Cohort({
+            holdId: ids.holdId,
+            grantedToken: token,
+            reservedTokens: ctx.reserveTokens,
             requestedAt,
-            requestedAt + this.redisLeaseMs,
-          )
+            redisLeaseMs: this.redisLeaseMs,
+          })
         : undefined;
     const grant = new LockGrant(ctx.held, {
       kind,

@@ -14,6 +14,18 @@ export interface CohortBounds {
 /** Default cohort bounds: at most 32 local hand-offs within 50 ms, then up to 100 ms reserved for another process. */
 export const DEFAULT_COHORT_BOUNDS: CohortBounds = { passes: 32, budgetMs: 50, yieldMs: 100 };
 
+/** The Redis grant a cohort starts from. */
+export interface CohortOpening {
+  readonly holdId: string;
+  readonly grantedToken: number;
+  /** Tokens the grant reserved, its own included. */
+  readonly reservedTokens: number;
+  /** Monotonic time the granting request was sent. */
+  readonly requestedAt: number;
+  /** The lease the grant asked Redis for. */
+  readonly redisLeaseMs: number;
+}
+
 /**
  * A per-process cohort (lock cohorting, Dice, Marathe & Shavit, PPoPP 2012): the grants that follow
  * one Redis grant by local hand-offs. The Redis lock stays under the cohort's owner id and base hold;
@@ -25,20 +37,26 @@ export const DEFAULT_COHORT_BOUNDS: CohortBounds = { passes: 32, budgetMs: 50, y
  */
 export class Cohort {
   private passes = 0;
+  /** The hold that keeps the Redis lock while the cohort lasts. */
+  readonly holdId: string;
+  private nextToken: number;
+  private readonly lastToken: number;
+  private readonly startedAt: number;
+  /**
+   * Monotonic time by which the Redis lock's lease has NOT yet run out (counted from before the
+   * request that set it, so Redis' own expiry is later): a fixed-lease hand-off needs its whole
+   * lease below it. Moved by every renewal or extend() of a grant of the cohort.
+   */
+  redisExpiresAt: number;
 
-  constructor(
-    /** The hold that keeps the Redis lock while the cohort lasts. */
-    readonly holdId: string,
-    private nextToken: number,
-    private readonly lastToken: number,
-    private readonly startedAt: number,
-    /**
-     * Monotonic time by which the Redis lock's lease has NOT yet run out (counted from before the
-     * request that set it, so Redis' own expiry is later): a fixed-lease hand-off needs its whole
-     * lease below it. Moved by every renewal or extend() of a grant of the cohort.
-     */
-    public redisExpiresAt: number,
-  ) {}
+  constructor(opening: CohortOpening) {
+    this.holdId = opening.holdId;
+    // The Redis grant took `grantedToken` and reserved the ones after it for the hand-offs.
+    this.nextToken = opening.grantedToken + 1;
+    this.lastToken = opening.grantedToken + opening.reservedTokens - 1;
+    this.startedAt = opening.requestedAt;
+    this.redisExpiresAt = opening.requestedAt + opening.redisLeaseMs;
+  }
 
   /** Whether one more local hand-off is allowed at `now`. */
   canPass(now: number, bounds: CohortBounds): boolean {

@@ -57,7 +57,7 @@ export class ForceRelease {
           FORCE,
           [names.lock, names.aux, names.fence],
           [plan.tag, names.channel, g.publishCommand, this.deps.fenceTtlMs, plan.mutexType],
-          key,
+          { userKey: key },
         ),
       );
       const evicted = new Map<string, number>();

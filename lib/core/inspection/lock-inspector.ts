@@ -108,7 +108,7 @@ export class LockInspector {
     const redisKeys = [m!.lock, m!.aux, rw!.lock, rw!.aux, fair!.lock, fair!.aux, `${fair!.aux}:dl`];
     redisKeys.push(sem!.lock, sem!.aux, m!.fence);
     const lockNames = { m: m!.lock, rw: rw!.lock, fair: fair!.lock, sem: sem!.lock };
-    const replies = await onNodes(this.target, (g) => g.run(INSPECT, redisKeys, [tags], key));
+    const replies = await onNodes(this.target, (g) => g.run(INSPECT, redisKeys, [tags], { userKey: key }));
     const merged = mergeNodes(
       replies.map((r) => decodeLockState(r, lockNames)),
       this.target.quorum,

@@ -173,8 +173,7 @@ export class LockRegistry {
   }
 
   private write(write: RecordWrite, timeoutMs = this.deps.commandTimeoutMs): Promise<number[]> {
-    const { target, keys, engineId } = this.deps;
-    return writeRecord(target, keys, engineId, write, Math.min(timeoutMs, this.deps.commandTimeoutMs));
+    return writeRecord(this.deps, write, Math.min(timeoutMs, this.deps.commandTimeoutMs));
   }
 
   /** Subscribes once to this engine's force-release notices (with its first record, not on the lock path). */

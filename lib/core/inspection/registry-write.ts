@@ -8,6 +8,13 @@ export const ENGINES_TTL_MS = 24 * 3_600_000;
 /** An engine entry is pruned this long after its record's expiry (a margin for client clocks). */
 const PRUNE_MARGIN_MS = 60_000;
 
+/** Whose record is written, and where. */
+export interface RecordOwner {
+  readonly target: InspectionTarget;
+  readonly keys: InspectionKeys;
+  readonly engineId: string;
+}
+
 /** One write of an engine's record. */
 export type RecordWrite =
   { op: 'drop' } | { op: 'full' | 'diff'; set: string[]; removed: string[]; ttlMs: number };
@@ -19,9 +26,7 @@ export type RecordWrite =
  * expired, or Redis lost it: the caller sends a full one). Rejects when no node answered.
  */
 export async function writeRecord(
-  target: InspectionTarget,
-  keys: InspectionKeys,
-  engineId: string,
+  { target, keys, engineId }: RecordOwner,
   write: RecordWrite,
   timeoutMs: number,
 ): Promise<number[]> {

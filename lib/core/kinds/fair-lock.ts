@@ -83,14 +83,15 @@ export class FairLock implements LockKind {
         r.names.channel,
         this.gateway.publishCommand,
       ],
-      r.key,
-      // A grant or a queue place that arrived after the command timed out is given back at once.
-      (late) => {
-        const action = lateReplyAction(late);
-        if (action === 'release') this.release(r).catch(() => undefined);
-        if (action === 'abandon') void this.abandon(r);
+      {
+        userKey: r.key,
+        onLateReply: (late) => {
+          const action = lateReplyAction(late);
+          if (action === 'release') this.release(r).catch(() => undefined);
+          if (action === 'abandon') void this.abandon(r);
+        },
+        timeoutMs: r.timeoutMs,
       },
-      r.timeoutMs,
     );
     return decodeAttemptReply(reply, r.key, keys);
   }
@@ -110,7 +111,7 @@ export class FairLock implements LockKind {
         ABANDON,
         [r.names.lock, r.names.aux, fairDeadlinesKey(r.names)],
         [r.owner, r.names.channel, this.gateway.publishCommand],
-        r.key,
+        { userKey: r.key },
       )
       .catch(() => undefined); // the place expires by itself at its deadline
   }

@@ -91,14 +91,15 @@ export class ReadWriteLock implements LockKind {
         r.names.channel,
         this.gateway.publishCommand,
       ],
-      r.key,
-      // An acquire that timed out but ran later must not leave a hold or a marker behind.
-      (late) => {
-        const action = lateReplyAction(late);
-        if (action === 'release') this.release(r).catch(() => undefined);
-        if (action === 'abandon') void this.abandon(r);
+      {
+        userKey: r.key,
+        onLateReply: (late) => {
+          const action = lateReplyAction(late);
+          if (action === 'release') this.release(r).catch(() => undefined);
+          if (action === 'abandon') void this.abandon(r);
+        },
+        timeoutMs: r.timeoutMs,
       },
-      r.timeoutMs,
     );
     return decodeAttemptReply(reply, r.key, [r.names.lock, r.names.aux]);
   }
@@ -115,12 +116,9 @@ export class ReadWriteLock implements LockKind {
   async abandon(r: AttemptRequest): Promise<void> {
     if (r.options.mode !== 'write') return; // only writers leave something behind while waiting
     await this.gateway
-      .run(
-        ABANDON,
-        [r.names.lock, r.names.aux],
-        [r.owner, r.names.channel, this.gateway.publishCommand],
-        r.key,
-      )
+      .run(ABANDON, [r.names.lock, r.names.aux], [r.owner, r.names.channel, this.gateway.publishCommand], {
+        userKey: r.key,
+      })
       .catch(() => undefined); // the marker expires by itself
   }
 }

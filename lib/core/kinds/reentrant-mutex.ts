@@ -61,12 +61,13 @@ export class ReentrantMutex implements LockKind {
         r.process ?? '',
         r.recordedWaiting === false ? '0' : '1',
       ],
-      r.key,
-      // An acquire that timed out but ran later must not leave an orphan lock behind.
-      (late) => {
-        if (lateReplyAction(late) === 'release') this.release(r).catch(() => undefined);
+      {
+        userKey: r.key,
+        onLateReply: (late) => {
+          if (lateReplyAction(late) === 'release') this.release(r).catch(() => undefined);
+        },
+        timeoutMs: r.timeoutMs,
       },
-      r.timeoutMs,
     );
     return decodeAttemptReply(reply, r.key, [r.names.lock]);
   }

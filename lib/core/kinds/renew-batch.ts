@@ -53,7 +53,7 @@ export async function renewPerSlot(
       // Bounded by the shortest lease left in the chunk (and the command timeout).
       const timeoutMs = Math.min(...chunk.map((i) => requests[i]!.timeoutMs ?? Infinity));
       calls.push(
-        gateway.run(script, keys, args, undefined, undefined, timeoutMs).then((reply) => {
+        gateway.run(script, keys, args, { timeoutMs }).then((reply) => {
           reply.forEach((code, j) => {
             results[chunk[j]!] = code === 1 ? 'renewed' : code === 0 ? 'gone' : 'taken-over';
           });

@@ -96,7 +96,7 @@ export async function releaseHold(
     script as LuaScript<(string | number)[], HoldReleaseReply>,
     keys,
     alwaysPublish === undefined ? args : mutexArgs,
-    h.key,
+    { userKey: h.key },
   );
   return reply === 1 ? 'released' : reply === 2 ? 'still-held' : 'not-held';
 }

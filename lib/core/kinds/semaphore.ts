@@ -86,14 +86,15 @@ export class Semaphore implements LockKind {
         r.options.permits ?? 1,
         this.willWait(r) ? this.reservationTtlMs : 0,
       ],
-      r.key,
-      // A permit granted after its command timed out goes back at once; a reservation is dropped.
-      (late) => {
-        const action = lateReplyAction(late);
-        if (action === 'release') this.release(r).catch(() => undefined);
-        if (action === 'abandon') void this.abandon(r);
+      {
+        userKey: r.key,
+        onLateReply: (late) => {
+          const action = lateReplyAction(late);
+          if (action === 'release') this.release(r).catch(() => undefined);
+          if (action === 'abandon') void this.abandon(r);
+        },
+        timeoutMs: r.timeoutMs,
       },
-      r.timeoutMs,
     );
     return decodeAttemptReply(reply, r.key, [r.names.lock, r.names.aux]);
   }
@@ -113,12 +114,9 @@ export class Semaphore implements LockKind {
   /** A waiter that gave up drops its reservation, so the smaller requests it held back go on. */
   async abandon(r: AttemptRequest): Promise<void> {
     await this.gateway
-      .run(
-        ABANDON,
-        [r.names.lock, r.names.aux],
-        [r.owner, r.names.channel, this.gateway.publishCommand],
-        r.key,
-      )
+      .run(ABANDON, [r.names.lock, r.names.aux], [r.owner, r.names.channel, this.gateway.publishCommand], {
+        userKey: r.key,
+      })
       .catch(() => undefined); // the reservation expires on its own
   }
 

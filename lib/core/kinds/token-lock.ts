@@ -41,11 +41,13 @@ export class TokenLock implements LockKind {
       ACQUIRE,
       [r.names.lock, r.names.fence],
       [r.owner, r.leaseMs, this.fenceTtlMs, r.reserveTokens ?? 1],
-      r.key,
-      (late) => {
-        if (lateReplyAction(late) === 'release') this.release(r).catch(() => undefined);
+      {
+        userKey: r.key,
+        onLateReply: (late) => {
+          if (lateReplyAction(late) === 'release') this.release(r).catch(() => undefined);
+        },
+        timeoutMs: r.timeoutMs,
       },
-      r.timeoutMs,
     );
     return decodeAttemptReply(reply, r.key, [r.names.lock]);
   }
@@ -55,7 +57,7 @@ export class TokenLock implements LockKind {
       RELEASE,
       [h.names.lock],
       [h.owner, h.names.channel, this.gateway.publishCommand],
-      h.key,
+      { userKey: h.key },
     );
     return reply === 1 ? 'released' : 'not-held';
   }

@@ -43,12 +43,13 @@ export class RedisMultiLocker implements MultiKeyLocker {
       ACQUIRE,
       keys,
       [r.owner, r.holdId, r.leaseMs, this.fenceTtlMs, r.kind.reentrant ? '1' : '0'],
-      first,
-      // A grant that arrives after its command timed out is given back at once.
-      (late) => {
-        if (late[0] === 1) this.giveBack(r);
+      {
+        userKey: first,
+        onLateReply: (late) => {
+          if (late[0] === 1) this.giveBack(r);
+        },
+        timeoutMs: r.timeoutMs,
       },
-      r.timeoutMs,
     );
     if (reply[0] === 1) return { status: 'granted', fencingTokens: reply.slice(1).map(Number) };
     const index = Number(reply[2]) - 1;

@@ -74,9 +74,7 @@ export class RedisGateway {
     script: LuaScript<Args, Reply>,
     keys: string[],
     args: Args,
-    userKey?: string,
-    onLateReply?: (reply: Reply) => void,
-    timeoutMs = this.commandTimeoutMs,
+    { userKey, onLateReply, timeoutMs = this.commandTimeoutMs }: ScriptCall<Reply> = {},
   ): Promise<Reply> {
     let timedOut = false;
     const call = (
@@ -186,6 +184,16 @@ function permissionError(err: unknown): LockPermissionError | undefined {
 function withKey(fatal: LockRedisError, userKey?: string): LockRedisError {
   return new LockRedisError(fatal.message, userKey, fatal.cause);
 }
+/** How one script call is reported and bounded. */
+export interface ScriptCall<Reply> {
+  /** The user's lock key, named in errors. */
+  readonly userKey?: string;
+  /** Gets a reply that arrived after the deadline (e.g. to undo a late grant). */
+  readonly onLateReply?: (reply: Reply) => void;
+  /** Settle within this when shorter than the command timeout. */
+  readonly timeoutMs?: number;
+}
+
 /** In-flight script calls up to which a new call joins the tick's batch (see RedisGateway.batchWhenBusy). */
 const MAX_BATCHED = 128;
 /** Scripts that always go out on their own (long-running renewal batches). */

@@ -16,7 +16,7 @@ import { compileLockKey, LockKeyBuilder } from '../lock-key-template';
 import { LOCK_SERVICE_PROPERTY, lockServiceOf, type LockServiceApi } from '../lock-service-binding';
 import { DistributedLockTransportInterceptor } from '../transports/distributed-lock-transport.interceptor';
 import { copyMethodMetadata } from './copy-method-metadata';
-import { runLocked, LockedCall } from './locked-call';
+import { runLocked, type LockedCall, type LockedMethod } from './locked-call';
 
 /** A method @DistributedLock() may decorate: it returns a Promise or an Observable. */
 export type LockableMethod<Args extends unknown[] = any[]> = (
@@ -55,10 +55,11 @@ export function DistributedLock<Args extends unknown[] = any[]>(
     Inject(DistributedLockService)(target, LOCK_SERVICE_PROPERTY);
 
     const wrapper = new Proxy(original, {
-      apply(method, thisArg: unknown, args: unknown[]) {
-        return runLocked(() => serviceOf(thisArg), call, wrapper, method, thisArg, args, returnType);
+      apply(_method, thisArg: unknown, args: unknown[]) {
+        return runLocked(locked, thisArg, args);
       },
     });
+    const locked: LockedMethod = { call, method: original, wrapper, returnType, serviceOf };
     copyMethodMetadata(original, wrapper);
     // Nest applies no global interceptor to WebSocket gateways: bound on the method as well, the
     // transport answers reach @SubscribeMessage handlers too. Where the global one runs, it answers

@@ -21,61 +21,56 @@ export interface LockedCall {
   scheduledDefaultsApplied?: boolean;
 }
 
+/** A decorated method, as the decorator wraps it: its lock, its body and where its service comes from. */
+export interface LockedMethod {
+  readonly call: LockedCall;
+  /** The method as written. */
+  readonly method: (...args: unknown[]) => unknown;
+  /** The wrapper that replaced it (the scheduler's metadata sits on it). */
+  readonly wrapper: object;
+  /** `design:returntype`: an Observable class makes the call an Observable. */
+  readonly returnType: unknown;
+  /** The lock service of the instance the method is called on. */
+  serviceOf(thisArg: unknown): LockServiceApi;
+}
+
 /**
  * One call of a decorated method: an Observable when the method is declared to return one (the
  * lock is held from subscription to complete, error or unsubscribe), a Promise otherwise. Every
  * path goes through the service's public `using()`, so a fake of the public API serves as well.
  */
-export function runLocked(
-  serviceOf: () => LockServiceApi,
-  call: LockedCall,
-  wrapper: object,
-  method: (...args: unknown[]) => unknown,
-  thisArg: unknown,
-  args: unknown[],
-  returnType: unknown,
-): unknown {
-  applyScheduledDefaults(call, wrapper);
-  if (isObservableClass(returnType)) return lockedObservable(serviceOf, call, method, thisArg, args);
-  return lockedPromise(serviceOf, call, method, thisArg, args);
+export function runLocked(locked: LockedMethod, thisArg: unknown, args: unknown[]): unknown {
+  applyScheduledDefaults(locked.call, locked.wrapper);
+  if (isObservableClass(locked.returnType)) return lockedObservable(locked, thisArg, args);
+  return lockedPromise(locked, thisArg, args);
 }
 
-async function lockedPromise(
-  serviceOf: () => LockServiceApi,
-  call: LockedCall,
-  method: (...args: unknown[]) => unknown,
-  thisArg: unknown,
-  args: unknown[],
-): Promise<unknown> {
-  const service = serviceOf();
-  const key = call.buildKey(thisArg, args);
-  return runUsing(service, call, key, call.options, () => {
+async function lockedPromise(locked: LockedMethod, thisArg: unknown, args: unknown[]): Promise<unknown> {
+  const { call, method } = locked;
+  const service = locked.serviceOf(thisArg);
+  const request = { key: call.buildKey(thisArg, args), options: call.options };
+  return runUsing(service, call, request, () => {
     const result = method.apply(thisArg, args);
     // An Observable from a method not declared to return one: hold the lock until it completes.
     return isObservable(result) ? lastValueFrom(result, { defaultValue: undefined }) : result;
   });
 }
 
-function lockedObservable(
-  serviceOf: () => LockServiceApi,
-  call: LockedCall,
-  method: (...args: unknown[]) => unknown,
-  thisArg: unknown,
-  args: unknown[],
-): Observable<unknown> {
+function lockedObservable(locked: LockedMethod, thisArg: unknown, args: unknown[]): Observable<unknown> {
+  const { call, method } = locked;
   return new Observable<unknown>((subscriber) => {
     const unsubscribed = new AbortController();
     let inner: { unsubscribe(): void } | undefined;
     // Settles the critical section (so using() releases) when the source ends or the subscriber leaves.
     let endSection: (() => void) | undefined;
     const start = async () => {
-      const service = serviceOf();
+      const service = locked.serviceOf(thisArg);
       const key = call.buildKey(thisArg, args);
       const signal = call.options.signal
         ? AbortSignal.any([call.options.signal, unsubscribed.signal])
         : unsubscribed.signal;
       const options = withLockSignal(call.options, signal);
-      const outcome = await runUsing(service, call, key, options, () => {
+      const outcome = await runUsing(service, call, { key, options }, () => {
         if (unsubscribed.signal.aborted) return undefined;
         const source = method.apply(thisArg, args);
         if (!isObservable(source))
@@ -123,13 +118,12 @@ class SourceError {
 function runUsing<T>(
   service: LockServiceApi,
   call: LockedCall,
-  key: string | readonly string[],
-  options: LockOptions,
+  request: LockRequest,
   body: () => Promise<T> | T,
 ): Promise<T | undefined> {
-  if (!call.skipWhenBusy) return usingKey(service, key, options, body);
+  if (!call.skipWhenBusy) return usingKey(service, request, body);
   let entered = false;
-  return usingKey(service, key, options, () => {
+  return usingKey(service, request, () => {
     entered = true;
     return body();
   }).catch((error: unknown) => {
@@ -138,10 +132,15 @@ function runUsing<T>(
   });
 }
 
+/** The key (or keys) and options of one call. */
+interface LockRequest {
+  readonly key: string | readonly string[];
+  readonly options: LockOptions;
+}
+
 function usingKey<T>(
   service: LockServiceApi,
-  key: string | readonly string[],
-  options: LockOptions,
+  { key, options }: LockRequest,
   body: () => Promise<T> | T,
 ): Promise<T> {
   return Array.isArray(key)

@@ -10,7 +10,7 @@ import { ReadWriteLock } from '../../../lib/core/kinds/read-write-lock';
 import { ReentrantMutex } from '../../../lib/core/kinds/reentrant-mutex';
 import { Semaphore } from '../../../lib/core/kinds/semaphore';
 import { TokenLock } from '../../../lib/core/kinds/token-lock';
-import { RedisGateway } from '../../../lib/core/redis/redis-gateway';
+import { RedisGateway, type ScriptCall } from '../../../lib/core/redis/redis-gateway';
 import type { LuaScript, ScriptArg } from '../../../lib/core/redis/script-library';
 import { MemoryFairLock } from '../../../lib/testing/memory/kinds/memory-fair-lock';
 import { MemoryMutex } from '../../../lib/testing/memory/kinds/memory-mutex';
@@ -69,12 +69,10 @@ class RecordingGateway extends RedisGateway {
     script: LuaScript<Args, Reply>,
     keys: string[],
     args: Args,
-    userKey?: string,
-    onLateReply?: (reply: Reply) => void,
-    timeoutMs?: number,
+    call?: ScriptCall<Reply>,
   ): Promise<Reply> {
     try {
-      const reply = await super.run(script, keys, args, userKey, onLateReply, timeoutMs);
+      const reply = await super.run(script, keys, args, call);
       this.replies.push([script.name, reply]);
       return reply;
     } catch (err) {

@@ -209,7 +209,10 @@ export class RedlockKind implements LockKind {
     const q = this.quorum;
     const ballot = await collectVotes(
       n,
-      (i) => this.gateways[i]!.run(FENCE_FLOOR, [r.names.fence], [String(token), this.fenceTtlMs], r.key),
+      (i) =>
+        this.gateways[i]!.run(FENCE_FLOOR, [r.names.fence], [String(token), this.fenceTtlMs], {
+          userKey: r.key,
+        }),
       (b) => countVotes(b, () => true) >= q || failedVotes(b) > n - q,
     );
     const raised = countVotes(ballot, () => true);

@@ -45,14 +45,7 @@ export class MemoryFairLock implements LockKind {
 
   async release(h: HoldRef): Promise<ReleaseResult> {
     const code = await this.commands.run(
-      () =>
-        releaseOwnedHold(
-          this.commands.store,
-          { lock: h.names.lock, waiters: h.names.aux, channel: h.names.channel },
-          h.owner,
-          h.holdId,
-          { alwaysPublish: true, yieldProcess: h.yieldTo?.process ?? '', yieldMs: h.yieldTo?.ms ?? 0 },
-        ),
+      () => releaseOwnedHold(this.commands.store, h, true),
       'mutex-release',
       h.key,
     );

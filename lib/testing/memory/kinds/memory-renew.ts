@@ -1,5 +1,5 @@
 import type { RenewReply } from '../../../core/kinds/reply';
-import type { RenewRequest } from '../../../core/kinds/lock-kind';
+import type { HoldRef, RenewRequest } from '../../../core/kinds/lock-kind';
 import type { MemoryStore } from '../memory-store';
 
 /**
@@ -24,15 +24,6 @@ export function renewOwned(store: MemoryStore, requests: readonly RenewRequest[]
   });
 }
 
-/** What mutex-release.lua needs besides the hold: its ARGV[5..7]. */
-export interface MutexReleaseOptions {
-  /** The fair lock: `waiters` is its queue; wake only its head, by `@<owner>`. */
-  readonly alwaysPublish: boolean;
-  /** The releasing process at its cohort bound ('' = none), and how long the reservation lasts. */
-  readonly yieldProcess: string;
-  readonly yieldMs: number;
-}
-
 /**
  * mutex-release.lua (also the fair lock's release): removes one hold; the last one deletes the lock,
  * reserves it (`{ x = '+' .. process }`) for the process that has waited longest when a cohort ended
@@ -40,33 +31,34 @@ export interface MutexReleaseOptions {
  */
 export function releaseOwnedHold(
   store: MemoryStore,
-  keys: { lock: string; waiters: string; channel: string },
-  owner: string,
-  holdId: string,
-  options: MutexReleaseOptions,
+  hold: HoldRef,
+  /** The fair lock: `aux` is its queue; wake only its head, by `@<owner>`. */
+  alwaysPublish: boolean,
 ): 0 | 1 | 2 {
-  const { lock, waiters, channel } = keys;
+  const { lock, aux: waiters, channel } = hold.names;
+  // ARGV[6..7]: the releasing process at its cohort bound ('' = none), and how long the reservation lasts.
+  const yieldProcess = hold.yieldTo?.process ?? '';
   const fields = store.hash(lock);
-  if (!fields || fields.get('owner') !== owner) return 0;
-  if (store.hdel(lock, holdId) === 0) return 0;
+  if (!fields || fields.get('owner') !== hold.owner) return 0;
+  if (store.hdel(lock, hold.holdId) === 0) return 0;
   if (fields.size > 2) return 2;
   store.del(lock);
-  const waiting = options.alwaysPublish
+  const waiting = alwaysPublish
     ? []
     : store
         .zrange(waiters)
         .slice(0, 2)
         .map(([member]) => member);
-  if (options.yieldProcess !== '') {
-    const next = waiting[0] === options.yieldProcess ? waiting[1] : waiting[0];
+  if (yieldProcess !== '') {
+    const next = waiting[0] === yieldProcess ? waiting[1] : waiting[0];
     if (next !== undefined) {
       store.hset(lock, { x: `+${next}` });
-      store.pexpire(lock, options.yieldMs);
+      store.pexpire(lock, hold.yieldTo?.ms ?? 0);
       // Reserved once: a live process records itself again if it still waits, a dead one is forgotten.
       store.zrem(waiters, next);
     }
   }
-  if (options.alwaysPublish) {
+  if (alwaysPublish) {
     const head = store.zrange(waiters)[0]?.[0];
     if (head !== undefined) store.publish(channel, `@${head}`);
   } else if (waiting.length > 0) {
