@@ -9,7 +9,14 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.spec.ts'],
-  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/faults/', '<rootDir>/test/nest12/', ...IN_BAND],
+  testPathIgnorePatterns: [
+    '/node_modules/',
+    '<rootDir>/test/faults/',
+    '<rootDir>/test/nest12/',
+    // Run by `npm run test:packed` on the packed tarball (jest.packed.config.js).
+    '<rootDir>/test/packed-build/',
+    ...IN_BAND,
+  ],
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.jest.json' }] },
   setupFilesAfterEnv: ['<rootDir>/test/support/fail-on-unhandled.ts'],
   testTimeout: 60000,

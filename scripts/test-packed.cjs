@@ -6,6 +6,7 @@
 //        dual-load.test.mjs   require() and import in one process give the same classes
 //        jest-cjs.test.cjs    Jest's CommonJS runtime (what Nest 11 apps' tests use)
 //        types/               the .d.ts / .d.mts / .d.cts under node10, node16, nodenext and bundler, skipLibCheck off
+//      and test/packed-build (jest.packed.config.js): the tarball with its optional peers blocked
 //   3. test/nest12 (an ESM-only Nest 12 app): npm ci when stale, the tarball installed with --no-save;
 //        node:test smoke, Jest in ESM mode, Vitest, and its types under node16 and nodenext
 //   4. the Nest-layer and e2e specs of the repository on Nest 12 and the packed build
@@ -78,6 +79,10 @@ try {
   for (const mode of ['node10', 'node16', 'nodenext', 'bundler']) {
     node(`Nest 11: types (${mode})`, [tsc, '-p', `types/tsconfig.${mode}.json`], packageDir);
   }
+  // The tarball alone, its optional peers blocked: it loads, locks and names a missing peer.
+  process.env.PACKED_PACKAGE_DIR = unpacked;
+  node('without optional peers', [jest, '-c', 'jest.packed.config.js'], root);
+  delete process.env.PACKED_PACKAGE_DIR;
 
   npmCiIfStale(nest12Dir);
   run(

@@ -7,7 +7,7 @@ import { Body, Controller, Post } from '@nestjs/common';
 import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
 import { DistributedLock, DistributedLockModule } from '../../lib';
-import { commandCounts } from '../support/lock-env';
+import { commandCounts } from '../support/redis-command';
 import { startRedis, type RedisServerProcess } from '../support/redis-server';
 import { closeApps, startApp } from './helpers/nest-app';
 

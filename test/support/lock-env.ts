@@ -6,11 +6,12 @@
  */
 import * as path from 'path';
 import Redis, { RedisOptions } from 'ioredis';
-import { createLockEngine, CreateLockEngineOptions } from '../../lib/core';
+import { createLockEngine, CreateLockEngineOptions } from '../../lib/core/public';
 import { LockEngine } from '../../lib/core/engine/lock-engine';
 import type { LockEventMap } from '../../lib/core/engine/lock-events';
 import { closeClient, redisClient } from './redis-assertions';
-import { redisInfo } from './redis-command';
+import { commandCounts } from './redis-command';
+export { commandCounts } from './redis-command';
 import { startRedis, RedisServerProcess } from './redis-server';
 import { spawnWorker, SpawnWorkerOptions, WorkerProcess } from './spawn-worker';
 
@@ -137,23 +138,6 @@ let seq = 0;
 export function uniqueKey(label: string): string {
   seq += 1;
   return `${label}:${process.pid}:${seq}:${Math.random().toString(36).slice(2, 8)}`;
-}
-
-/** Commands the server executed (INFO commandstats), by command name, INFO itself left out. */
-export async function commandCounts(port: number): Promise<Map<string, number>> {
-  const stats = await redisInfo(port, 'commandstats');
-  const counts = new Map<string, number>();
-  for (const [field, value] of Object.entries(stats)) {
-    if (!field.startsWith('cmdstat_')) continue;
-    const name = field.slice('cmdstat_'.length);
-    if (name === 'info') continue;
-    // A rejected or failed call was still sent; count it as sent.
-    const total = ['calls', 'rejected_calls', 'failed_calls']
-      .map((stat) => Number(new RegExp(`(?:^|,)${stat}=(\\d+)`).exec(value)?.[1] ?? 0))
-      .reduce((a, b) => a + b, 0);
-    counts.set(name, total);
-  }
-  return counts;
 }
 
 /** Every command the server received while `action` ran (INFO excluded), as name → count. */

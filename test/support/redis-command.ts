@@ -124,3 +124,20 @@ export async function redisInfo(
   const args = section === 'cluster-info' ? ['CLUSTER', 'INFO'] : section ? ['INFO', section] : ['INFO'];
   return parseInfo(String(await redisCommand(port, args, options)));
 }
+
+/** Commands the server executed (INFO commandstats), by command name, INFO itself left out. */
+export async function commandCounts(port: number): Promise<Map<string, number>> {
+  const stats = await redisInfo(port, 'commandstats');
+  const counts = new Map<string, number>();
+  for (const [field, value] of Object.entries(stats)) {
+    if (!field.startsWith('cmdstat_')) continue;
+    const name = field.slice('cmdstat_'.length);
+    if (name === 'info') continue;
+    // A rejected or failed call was still sent; count it as sent.
+    const total = ['calls', 'rejected_calls', 'failed_calls']
+      .map((stat) => Number(new RegExp(`(?:^|,)${stat}=(\\d+)`).exec(value)?.[1] ?? 0))
+      .reduce((a, b) => a + b, 0);
+    counts.set(name, total);
+  }
+  return counts;
+}

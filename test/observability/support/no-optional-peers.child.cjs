@@ -1,6 +1,6 @@
 // Run with `node -r ./block-optional-peers.cjs` where `nestjs-distributed-lock` resolves to a build of
 // the package (REDIS_URL set): loads every entry point, takes and releases a lock, and prints one
-// JSON report on stdout. Used by no-optional-peers.spec.ts and scripts/check-packed-optional-peers.cjs.
+// JSON report on stdout. Used by test/packed-build/no-optional-peers.spec.ts.
 'use strict';
 require('reflect-metadata');
 

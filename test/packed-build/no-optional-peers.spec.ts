@@ -3,7 +3,8 @@
  * @nestjs/terminus, graphql, @nestjs/microservices, @nestjs/websockets): lib is built by `npm run build`, laid out as an installed package (its
  * package.json exports map included), and run in a child Node whose module resolution refuses the
  * optional peers and records any attempt to load them. Only the terminus subpath needs its peer,
- * and says so. scripts/check-packed-optional-peers.cjs runs the same child against `npm pack` output.
+ * and says so. Part of `npm run test:packed` (on the packed tarball, jest.packed.config.js), not of
+ * the parallel run; alone (`npx jest -c jest.packed.config.js`) it builds lib first.
  */
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -14,7 +15,7 @@ import { startRedis, type RedisServerProcess } from '../support/redis-server';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, '../..');
-const SUPPORT = path.join(__dirname, 'support');
+const SUPPORT = path.join(__dirname, '..', 'observability', 'support');
 
 let server: RedisServerProcess;
 let dir: string;
@@ -23,10 +24,16 @@ beforeAll(async () => {
   server = await startRedis();
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'no-optional-peers-'));
   const pkgDir = path.join(dir, 'node_modules', 'nestjs-distributed-lock');
-  // The real build (ESM + CJS + entry points), laid out as an installed package.
-  await run(process.execPath, [path.join(ROOT, 'scripts', 'build.mjs')], { cwd: ROOT });
-  fs.cpSync(path.join(ROOT, 'dist'), path.join(pkgDir, 'dist'), { recursive: true });
-  fs.copyFileSync(path.join(ROOT, 'package.json'), path.join(pkgDir, 'package.json'));
+  const packed = process.env.PACKED_PACKAGE_DIR;
+  if (packed) {
+    // `npm run test:packed` (jest.packed.config.js): the unpacked tarball, exactly what users install.
+    fs.cpSync(packed, pkgDir, { recursive: true });
+  } else {
+    // Run alone: the real build (ESM + CJS + entry points), laid out as an installed package.
+    await run(process.execPath, [path.join(ROOT, 'scripts', 'build.mjs')], { cwd: ROOT });
+    fs.cpSync(path.join(ROOT, 'dist'), path.join(pkgDir, 'dist'), { recursive: true });
+    fs.copyFileSync(path.join(ROOT, 'package.json'), path.join(pkgDir, 'package.json'));
+  }
   // The required peers and the one dependency, as an app's install would provide them (ES modules
   // ignore NODE_PATH).
   for (const peer of [
