@@ -122,7 +122,10 @@ function acquiredHandler<S>(holds: Map<string, TrackedHold<S>>, sink: LockLifecy
 /** `notAcquired`: a wait that did not get the lock. */
 function notAcquiredHandler<S>(sink: LockLifecycleSink<S>) {
   return (e: LockEventMap['notAcquired'][0]) => {
-    const outcome = e.reason === 'timeout' ? (e.tryOnly ? 'busy' : 'timeout') : e.reason;
+    // A single attempt (tryAcquire, waitMs 0, a skipped scheduled run) that found the lock busy got
+    // its expected answer: `busy`, not a `timeout` (which telemetry reports as an error).
+    const single = e.tryOnly || e.waitMs === 0;
+    const outcome = e.reason === 'timeout' ? (single ? 'busy' : 'timeout') : e.reason;
     sink.wait({
       key: e.key,
       kind: e.kind,

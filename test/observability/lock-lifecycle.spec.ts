@@ -74,18 +74,28 @@ describe('lock lifecycle → OpenTelemetry', () => {
     expect(sumValue((await sdk.collect()).get(OTEL_METRICS.renewalFailures))).toBe(2);
   });
 
-  it('maps notAcquired reasons to outcomes: tryAcquire timeout is busy, acquire timeout is timeout', () => {
-    for (const [reason, tryOnly] of [
-      ['timeout', true],
-      ['timeout', false],
-      ['error', false],
-      ['closed', false],
+  it('maps notAcquired reasons to outcomes: a single attempt that found it busy is busy, a wait that ran out is timeout', () => {
+    for (const [reason, tryOnly, waitMs] of [
+      ['timeout', true, 0],
+      ['timeout', false, 1_000],
+      ['timeout', false, 0],
+      ['error', false, 1_000],
+      ['closed', false, 1_000],
     ] as const) {
-      events.safeEmit('notAcquired', { key: 'n', kind: 'token', waitedMs: 0, attempts: 1, reason, tryOnly });
+      events.safeEmit('notAcquired', {
+        key: 'n',
+        kind: 'token',
+        waitedMs: 0,
+        attempts: 1,
+        reason,
+        tryOnly,
+        waitMs,
+      });
     }
     expect(sdk.spans(OTEL_SPANS.wait).map((s) => s.attributes[A.outcome])).toEqual([
       'busy',
       'timeout',
+      'busy',
       'error',
       'closed',
     ]);

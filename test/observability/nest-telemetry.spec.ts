@@ -3,6 +3,7 @@
  * init — decorated and manual locks alike — and stops at app.close().
  */
 import { Injectable } from '@nestjs/common';
+import { SpanStatusCode } from '@opentelemetry/api';
 import { DistributedLock, DistributedLockModule, DistributedLockService } from '../../lib';
 import { DistributedLockTelemetry, provideLockTelemetry } from '../../lib/nest';
 import { LOCK_ATTRIBUTES as A, OTEL_METRICS, OTEL_SPANS } from '../../lib/observability';
@@ -15,6 +16,12 @@ class Orders {
   @DistributedLock({ key: 'order:{0}' })
   async place(id: string): Promise<string> {
     return id;
+  }
+
+  /** A job that skips a run while another holds its lock (what @Cron jobs do). */
+  @DistributedLock({ key: 'report', onBusy: 'skip' })
+  async report(): Promise<string> {
+    return 'ran';
   }
 }
 
@@ -55,6 +62,20 @@ describe('provideLockTelemetry', () => {
       await closeApps(app);
     }
     expect(app.get(DistributedLockTelemetry)).toBeInstanceOf(DistributedLockTelemetry);
+  });
+
+  it('reports a skipped run as a busy wait, not as an error', async () => {
+    const app = await startApp({ imports: [lockModule()], providers: [Orders, ...provideLockTelemetry()] });
+    try {
+      const held = await app.get(DistributedLockService).acquire('report');
+      expect(await app.get(Orders).report()).toBeUndefined();
+      await held.release();
+      const skipped = sdk.spans(OTEL_SPANS.wait)[1]!;
+      expect(skipped.attributes[A.outcome]).toBe('busy');
+      expect(skipped.status.code).not.toBe(SpanStatusCode.ERROR);
+    } finally {
+      await closeApps(app);
+    }
   });
 
   it('is switched on by the module option telemetry: true', async () => {

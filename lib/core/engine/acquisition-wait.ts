@@ -155,6 +155,7 @@ export class AcquisitionWait {
       attempts: this.attempts,
       reason,
       tryOnly: this.call.tryOnly,
+      waitMs: this.call.waitMs,
     });
   }
 

@@ -25,7 +25,8 @@ export interface LockEventMap {
   ];
   /**
    * An acquisition ended without the lock: `timeout` (busy), `aborted`, `closed` or `error` (Redis).
-   * `tryOnly` is true for tryAcquire (which resolves null on `timeout` instead of throwing).
+   * `tryOnly` is true for tryAcquire (which resolves null on `timeout` instead of throwing);
+   * `waitMs` is the wait the call allowed (0: a single attempt, e.g. a skipped scheduled run).
    */
   notAcquired: [
     {
@@ -35,6 +36,7 @@ export interface LockEventMap {
       attempts: number;
       reason: 'timeout' | 'aborted' | 'closed' | 'error';
       tryOnly: boolean;
+      waitMs: number;
     },
   ];
   /** An attempt found the lock busy (contention). */
