@@ -15,7 +15,7 @@ import {
   decodeAttemptReply,
   HoldReleaseArgs,
   HoldReleaseReply,
-  lateReplyAction,
+  queuedAttemptCall,
   PublishCommand,
   releaseHold,
 } from './reply';
@@ -91,15 +91,7 @@ export class ReadWriteLock implements LockKind {
         r.names.channel,
         this.gateway.publishCommand,
       ],
-      {
-        userKey: r.key,
-        onLateReply: (late) => {
-          const action = lateReplyAction(late);
-          if (action === 'release') this.release(r).catch(() => undefined);
-          if (action === 'abandon') void this.abandon(r);
-        },
-        timeoutMs: r.timeoutMs,
-      },
+      queuedAttemptCall(this, r),
     );
     return decodeAttemptReply(reply, r.key, [r.names.lock, r.names.aux]);
   }

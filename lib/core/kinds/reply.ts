@@ -1,7 +1,7 @@
 import { LockUpgradeError, LockWrongTypeError } from '../errors';
-import type { RedisGateway } from '../redis/redis-gateway';
+import type { RedisGateway, ScriptCall } from '../redis/redis-gateway';
 import type { LuaScript } from '../redis/script-library';
-import type { AttemptResult, HoldRef, ReleaseResult } from './lock-kind';
+import type { AttemptRequest, AttemptResult, HoldRef, ReleaseResult } from './lock-kind';
 
 /** 'PUBLISH', or 'SPUBLISH' on a Redis 7 Cluster (sharded pub/sub). */
 export type PublishCommand = 'PUBLISH' | 'SPUBLISH';
@@ -64,6 +64,25 @@ export function decodeAttemptReply(
 export function lateReplyAction(reply: AttemptReply): 'release' | 'abandon' | 'none' {
   const code = Array.isArray(reply) ? reply[0] : undefined;
   return code === 1 || code === 2 ? 'release' : code === 0 ? 'abandon' : 'none';
+}
+
+/**
+ * The call options of a queuing kind's attempt (read-write, fair, semaphore): a reply that comes
+ * after the deadline is undone — a late grant released, a late place in the queue abandoned.
+ */
+export function queuedAttemptCall(
+  kind: { release(h: HoldRef): Promise<unknown>; abandon(r: AttemptRequest): Promise<void> },
+  r: AttemptRequest,
+): ScriptCall<AttemptReply> {
+  return {
+    userKey: r.key,
+    onLateReply: (late) => {
+      const action = lateReplyAction(late);
+      if (action === 'release') kind.release(r).catch(() => undefined);
+      if (action === 'abandon') void kind.abandon(r);
+    },
+    timeoutMs: r.timeoutMs,
+  };
 }
 
 /** Runs a per-hold release script on the lock's keys (lock, aux) and decodes its reply. */

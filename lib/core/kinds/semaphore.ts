@@ -15,7 +15,7 @@ import {
   decodeAttemptReply,
   HoldReleaseArgs,
   HoldReleaseReply,
-  lateReplyAction,
+  queuedAttemptCall,
   PublishCommand,
   releaseHold,
 } from './reply';
@@ -86,15 +86,7 @@ export class Semaphore implements LockKind {
         r.options.permits ?? 1,
         this.willWait(r) ? this.reservationTtlMs : 0,
       ],
-      {
-        userKey: r.key,
-        onLateReply: (late) => {
-          const action = lateReplyAction(late);
-          if (action === 'release') this.release(r).catch(() => undefined);
-          if (action === 'abandon') void this.abandon(r);
-        },
-        timeoutMs: r.timeoutMs,
-      },
+      queuedAttemptCall(this, r),
     );
     return decodeAttemptReply(reply, r.key, [r.names.lock, r.names.aux]);
   }
