@@ -7,7 +7,7 @@ import type { LockGrant } from './lock-grant';
 export interface LockHandle {
   /** The user key, exactly as given. */
   readonly key: string;
-  /** Strictly increases per key across all holders; hand it to storage that rejects stale writers. */
+  /** Strictly increases across all holders of this lock (a key and its kind); hand it to storage that rejects stale writers. */
   readonly fencingToken: number;
   /** Aborted (reason: LockLostError) the moment the lock is known lost. Not aborted by a normal release. */
   readonly signal: AbortSignal;

@@ -54,7 +54,7 @@ const ABANDON = defineScript<[owner: string, channel: string, publish: PublishCo
  * Several permits (`permits: n`) are taken all or none and given back together; a request refused
  * for lack of room reserves what it needs so smaller requests cannot starve it (see the script).
  *
- * Fencing: each permit takes the key's next token, so tokens increase across all holders; with n > 1
+ * Fencing: each permit takes the next token of the key's semaphore, so tokens increase across all its holders; with n > 1
  * holders at once a token orders grants but proves no exclusive access.
  */
 export class Semaphore implements LockKind {

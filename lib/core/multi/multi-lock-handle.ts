@@ -4,7 +4,7 @@ import { GrantHandle, type LockHandle } from '../engine/lock-handle';
 export interface MultiLockHandle {
   /** The locked keys: de-duplicated, in the global order they were taken in. */
   readonly keys: readonly string[];
-  /** key → fencing token; each strictly increases per key across all holders, single- or multi-key. */
+  /** key → fencing token; each strictly increases per key (mutex lock) across all holders, single- or multi-key. */
   readonly fencingTokens: Readonly<Record<string, number>>;
   /** Aborted (reason: the first key's LockLostError) the moment any of the keys is known lost. */
   readonly signal: AbortSignal;
