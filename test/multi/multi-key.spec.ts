@@ -7,6 +7,7 @@ import { KeySpace } from '../../lib/core/kinds/key-space';
 import type { LockEngine } from '../../lib/core/engine/lock-engine';
 import { LockLostError, LockPartialReentryError, LockWrongTypeError } from '../../lib/core/errors';
 import { commandsDuring, track, uniqueKey, useLockEnv, whenAborted } from '../support/lock-env';
+import { waitUntil } from '../support/wait';
 
 const PREFIX = 'multi:';
 const space = new KeySpace(PREFIX);
@@ -83,11 +84,15 @@ describe('taking several keys', () => {
     const [a, b] = keySet(2) as [string, string];
     const holder = await other.acquire(b);
     const waiting = track(engine.acquire([a, b], { waitMs: 30_000 }));
+    // Its busy attempt recorded a waiter, so the holder's release publishes the wake-up (the first
+    // attempt of a new engine follows its ACL check: wait for it rather than race it).
+    await waitUntil(async () => (await env.admin.zcard(space.names(b).aux)) === 1, {
+      description: 'the waiter recorded',
+    });
     // While it waits, the free key stays free for everybody else.
     const free = await other.acquire(a, { waitMs: 5_000 });
     await free.release();
     expect(waiting.settled).toBe(false);
-    // Its busy attempt recorded a waiter, so the holder's release publishes the wake-up.
     expect(await env.admin.zcard(space.names(b).aux)).toBe(1);
     await holder.release();
     const handle = await waiting.result;
