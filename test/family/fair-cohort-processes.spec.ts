@@ -21,7 +21,7 @@ async function startHolders(n: number, orderKey: string): Promise<WorkerProcess[
   return workers;
 }
 
-const queue = (key: string): Promise<string[]> => env.admin.zrange(lockNames(key, 'fair').aux, 0, -1);
+const queue = (key: string): Promise<string[]> => env.admin.zrange(lockNames(key, 'fair').aux, '0', '-1');
 
 /** Sends an acquire to `worker` and waits until the Redis queue has `places` entries. */
 async function enqueue(worker: WorkerProcess, id: string, key: string, places: number): Promise<void> {

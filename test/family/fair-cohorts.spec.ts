@@ -19,7 +19,7 @@ const FAIR_COHORTS = { cohort: { passes: 32, budgetMs: 60_000, fair: true } };
 /** Queue deadlines of 242 s: an entry can only vanish within a test by leaving. */
 const SLOW_BACKOFF = { backoff: { initialMs: 60_000, maxMs: 60_000 } };
 
-const queue = (key: string): Promise<string[]> => env.admin.zrange(lockNames(key, 'fair').aux, 0, -1);
+const queue = (key: string): Promise<string[]> => env.admin.zrange(lockNames(key, 'fair').aux, '0', '-1');
 
 describe('fair cohorts', () => {
   it('queues one entry per process and hands the lock over locally without a Redis lock script', async () => {
