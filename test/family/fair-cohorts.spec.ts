@@ -60,6 +60,30 @@ describe('fair cohorts', () => {
     expect(await keysWithoutTtl(env.admin, `${PREFIX}*`)).toEqual([]);
   });
 
+  it('hands a fixed-lease fair lock over by the mutex rules: each holder its own lease, covered by the PTTL', async () => {
+    const engine = env.engine(FAIR_COHORTS);
+    const key = uniqueKey('fair-cohort-fixed');
+    const names = lockNames(key, 'fair');
+    const gate = await env.engine(FAIR_COHORTS).acquire(key, FAIR);
+    const lease = { ...FAIR, leaseMs: 20_000, waitMs: 30_000 };
+    const waiters = [track(engine.acquire(key, lease)), track(engine.acquire(key, lease))];
+    await nextEvent(engine, 'contended', (e) => e.key === key);
+    await gate.release();
+    const first = await waiters[0]!.result;
+    // Asked with a local waiter behind it: the Redis lease covers the successor's whole lease.
+    expect(await env.admin.pttl(names.lock)).toBeGreaterThan(20_000);
+    let second!: LockHandle;
+    const commands = await commandsDuring(env.server.port, async () => {
+      await first.release();
+      second = await waiters[1]!.result;
+    });
+    expect((commands.evalsha ?? 0) + (commands.eval ?? 0)).toBe(0);
+    const left = second.remainingMs();
+    expect(await env.admin.pttl(names.lock)).toBeGreaterThanOrEqual(Math.floor(left));
+    expect(second.fencingToken).toBe(first.fencingToken + 1);
+    expect(await second.release()).toBe(true);
+  });
+
   it('gives the lock to the next process in the queue when the cohort ends, and the ended one queues again at the back', async () => {
     // One hand-off per cohort: the third local waiter must queue again behind the other process.
     const a = env.engine({ cohort: { passes: 1, budgetMs: 60_000, fair: true } });
