@@ -124,6 +124,7 @@ describe('engine options refused before connecting', () => {
       /defaults.waitMs must be finite/,
     ],
     ['defaults.leaseMs 0', { defaults: { leaseMs: 0 } }, RangeError, /defaults.leaseMs must be at least 1/],
+    ['cohort.fair not a boolean', { cohort: { fair: 'yes' } }, TypeError, /cohort.fair must be a boolean/],
     ['a keyPrefix with a brace', { keyPrefix: 'app{1}:' }, TypeError, /keyPrefix must not contain/],
     ['a redis URL that is not one', { redis: 'localhost:6379' }, TypeError, /redis:\/\/ or rediss:\/\/ URL/],
   ])('refuses %s and opens no connection', async (_label, options, type, message) => {

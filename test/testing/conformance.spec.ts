@@ -69,7 +69,8 @@ async function perform(side: ConformanceSide, keys: KeySpace, step: Step): Promi
   if (step.do === 'sleep') return undefined;
   if (step.do === 'seed') {
     const names = keys.names(KEY, step.tag);
-    const key = step.at === 'lock' ? names.lock : step.at === 'aux' ? names.aux : `${names.aux}:dl`;
+    const at = { lock: names.lock, aux: names.aux, deadlines: `${names.aux}:dl`, fence: names.fence };
+    const key = at[step.at];
     await side.seed(key, step.fixture);
     return undefined;
   }
@@ -85,7 +86,10 @@ async function perform(side: ConformanceSide, keys: KeySpace, step: Step): Promi
     const hold = holdOf(keys, step);
     if (step.do === 'release')
       return await kind.release({ ...hold, ...(step.yieldTo && { yieldTo: step.yieldTo }) });
-    if (step.do === 'abandon') return await kind.abandon?.({ ...hold, leaseMs: LONG_MS, reenter: false });
+    if (step.do === 'abandon') {
+      const process = step.process !== undefined ? { process: step.process } : {};
+      return await kind.abandon?.({ ...hold, leaseMs: LONG_MS, reenter: false, ...process });
+    }
     const request: AttemptRequest = {
       ...hold,
       leaseMs: step.leaseMs ?? LONG_MS,

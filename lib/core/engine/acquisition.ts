@@ -107,7 +107,8 @@ export class Acquisition {
       tryOnly: req.tryOnly,
       kindLabel: kindName(req.kind, req.options),
       directedWakeupSleepMs: req.kind.directedWakeupSleepMs,
-      owner: this.ids.owner,
+      // A cohort kind's queue entry in Redis is the process (fair cohorts): wake-ups name it.
+      owner: LocalHandoff.enabledFor(ctx, req) ? ctx.held.engineId : this.ids.owner,
     });
     this.ticket = ctx.queues.enter(req.names.lock, req.kind.isExclusive?.(req.options) ?? req.kind.exclusive);
     this.local = new LocalHandoff(ctx, req, this.ticket, this.wait);
@@ -271,7 +272,15 @@ export class Acquisition {
     this.ticket.leave(this.acquired);
     this.wait.leave();
     // Kinds that queue waiters in Redis drop this one's entry now instead of at its deadline.
-    const { kind } = this.req;
-    if (!this.acquired && this.wait.attempts > 0 && kind.abandon) void kind.abandon(this.holdRequest());
+    const { kind, names } = this.req;
+    if (this.acquired || !kind.abandon) return;
+    if (!this.local.enabled) {
+      if (this.wait.attempts > 0) void kind.abandon(this.holdRequest());
+      return;
+    }
+    // Cohorts (the fair lock's entry is the process): the last local waiter takes the entry out,
+    // whichever of them queued it; otherwise it stays for the next local waiter, who refreshes it.
+    if (this.ctx.queues.waitersOf(names.lock) > 0 || !this.ctx.recordedWaits.delete(names.lock)) return;
+    void kind.abandon({ ...this.holdRequest(), process: this.ctx.held.engineId });
   }
 }

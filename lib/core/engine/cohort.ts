@@ -9,10 +9,16 @@ export interface CohortBounds {
    * process' owners for up to this long (ms), so those waiters go first.
    */
   readonly yieldMs: number;
+  /**
+   * Fair cohorts: the fair lock queues one entry per process in Redis and hands over locally too
+   * (order across processes by the arrival of each process' entry). Off by default: the fair lock
+   * then keeps one entry per waiter (exact order per waiter).
+   */
+  readonly fair?: boolean;
 }
 
 /** Default cohort bounds: at most 32 local hand-offs within 50 ms, then up to 100 ms reserved for another process. */
-export const DEFAULT_COHORT_BOUNDS: CohortBounds = { passes: 32, budgetMs: 50, yieldMs: 100 };
+export const DEFAULT_COHORT_BOUNDS: CohortBounds = { passes: 32, budgetMs: 50, yieldMs: 100, fair: false };
 
 /** The Redis grant a cohort starts from. */
 export interface CohortOpening {

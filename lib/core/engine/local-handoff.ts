@@ -39,7 +39,7 @@ export class LocalHandoff {
     private readonly ticket: Ticket,
     private readonly waiter: HandoffWaiter,
   ) {
-    this.enabled = req.kind.cohorts === true && ctx.reserveTokens > 1;
+    this.enabled = LocalHandoff.enabledFor(ctx, req);
     if (!this.enabled) return;
     ticket.handoff = {
       options: req.options,
@@ -51,6 +51,11 @@ export class LocalHandoff {
       },
     } as LocalHandoffTarget;
     ticket.onFree = () => waiter.wake();
+  }
+
+  /** Whether `req`'s waiters take part in cohorts: a cohort kind, and cohorts on (tokens to reserve). */
+  static enabledFor(ctx: AcquisitionContext, req: AcquisitionRequest): boolean {
+    return req.kind.cohorts === true && ctx.reserveTokens > 1;
   }
 
   /** A lock was handed over and not yet taken. */

@@ -24,10 +24,12 @@ const ACQUIRE = defineScript<
     waiterTtlMs: number,
     channel: string,
     publish: PublishCommand,
+    reserve: number,
+    entry: string,
   ],
   AttemptReply
 >('fair-acquire');
-const ABANDON = defineScript<[owner: string, channel: string, publish: PublishCommand], 0 | 1>(
+const ABANDON = defineScript<[entry: string, channel: string, publish: PublishCommand], 0 | 1>(
   'fair-abandon',
 );
 // The holder is a hash in the reentrant mutex's format, so release and renewal are the mutex's.
@@ -38,25 +40,38 @@ export function fairDeadlinesKey(names: LockKeyNames): string {
 }
 
 /**
+ * The queue entry of an attempt or abandon: the process with fair cohorts (the engine passes
+ * `process` only then), else the waiter's own owner id.
+ */
+export function fairQueueEntry(r: Pick<AttemptRequest, 'owner' | 'process'>): string {
+  return r.process !== undefined && r.process !== '' ? r.process : r.owner;
+}
+
+/**
  * Fair lock (`fair: true`): granted in arrival order across all processes, like Redisson's RFairLock.
  *
  * Redis layout: the `fair` hash is the holder in the mutex's format { owner, fence, <hold id> = 1 };
- * the `fair:aux` zset is the queue (waiter → ticket, arrival order) and `fair:aux:dl` each waiter's
- * deadline by the server clock. Every attempt of a waiter keeps its place and pushes its deadline
+ * the `fair:aux` zset is the queue (entry → ticket, arrival order) and `fair:aux:dl` each entry's
+ * deadline by the server clock. Every attempt keeps its entry's place and pushes its deadline
  * `waiterTtlMs` ahead; only the head may take the free lock; a head whose deadline passed (the
  * waiter died or froze) is dropped by the next attempt of anyone, and a waiter that gives up leaves
  * at once (abandon), so nobody stalls the queue for longer than one waiter ttl.
  *
- * Every local waiter attempts (exclusive = false): each must hold its own place in the Redis queue,
- * which is what makes the order exact within a process too. The price: a release wakes every local
- * waiter for one attempt each, and only the head wins.
+ * Without fair cohorts (the default) every local waiter attempts (exclusive = false) and holds its
+ * own entry, which makes the order exact per waiter. With fair cohorts (`cohort: { fair: true }`)
+ * the entry is the process: only its head local waiter attempts (exclusive = true), the others queue
+ * in the local FIFO, and a release hands the lock to the next local waiter without Redis within the
+ * cohort bounds (as for the mutex), then the lock goes to the next process in the Redis queue.
  *
- * Fencing: each grant takes the key's next token, as for the mutex.
+ * Fencing: each grant takes the key's next token (a cohort grant reserves its hand-offs' tokens).
  */
 export class FairLock implements LockKind {
   readonly tag = 'fair' as const;
-  readonly exclusive = false;
+  /** With fair cohorts only the local head waiter attempts (for the process' entry). */
+  readonly exclusive: boolean;
   readonly reentrant = true;
+  /** Fair cohorts: grants reserve fencing tokens for local hand-offs. */
+  readonly cohorts: boolean;
   /** Releases wake only the queue's head; the others refresh their place twice per waiter ttl. */
   readonly directedWakeupSleepMs: number;
 
@@ -64,8 +79,10 @@ export class FairLock implements LockKind {
     private readonly gateway: RedisGateway,
     private readonly fenceTtlMs: number,
     private readonly waiterTtlMs: number,
+    cohorts = false,
   ) {
     this.directedWakeupSleepMs = Math.max(1, Math.floor(waiterTtlMs / 2));
+    this.exclusive = this.cohorts = cohorts;
   }
 
   async attempt(r: AttemptRequest): Promise<AttemptResult> {
@@ -82,13 +99,16 @@ export class FairLock implements LockKind {
         this.waiterTtlMs,
         r.names.channel,
         this.gateway.publishCommand,
+        r.reserveTokens ?? 1,
+        r.process ?? '',
       ],
       {
         userKey: r.key,
         onLateReply: (late) => {
           const action = lateReplyAction(late);
           if (action === 'release') this.release(r).catch(() => undefined);
-          if (action === 'abandon') void this.abandon(r);
+          // A process' entry is shared by its local waiters: the last one to give up takes it out.
+          if (action === 'abandon' && fairQueueEntry(r) === r.owner) void this.abandon(r);
         },
         timeoutMs: r.timeoutMs,
       },
@@ -98,6 +118,7 @@ export class FairLock implements LockKind {
 
   release(h: HoldRef): Promise<ReleaseResult> {
     // KEYS[2] (the mutex's waiters) is not read when always publishing; the queue is in the same slot.
+    // A cohort's end (yieldTo) reserves nothing here: the queue already gives the lock to its head.
     return releaseHold(this.gateway, MUTEX_RELEASE, h, '1');
   }
 
@@ -110,7 +131,7 @@ export class FairLock implements LockKind {
       .run(
         ABANDON,
         [r.names.lock, r.names.aux, fairDeadlinesKey(r.names)],
-        [r.owner, r.names.channel, this.gateway.publishCommand],
+        [fairQueueEntry(r), r.names.channel, this.gateway.publishCommand],
         { userKey: r.key },
       )
       .catch(() => undefined); // the place expires by itself at its deadline

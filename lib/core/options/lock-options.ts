@@ -80,9 +80,12 @@ export interface LockEngineOptions {
    * `passes` times (default 32) within `budgetMs` (default 50) of the Redis grant; then it is released
    * for real and, when other processes wait, reserved for up to `yieldMs` (default 100) for the one that
    * has waited longest, so processes take turns.
+   * `fair: true` (default false) gives the fair lock cohorts too: one Redis queue entry per process,
+   * FIFO across processes by the arrival of each process' entry, FIFO within the process, local
+   * hand-offs within the same bounds (docs/GUARANTEES.md).
    * `false` turns cohorts off.
    */
-  cohort?: false | { passes?: number; budgetMs?: number; yieldMs?: number };
+  cohort?: false | { passes?: number; budgetMs?: number; yieldMs?: number; fair?: boolean };
   /**
    * The name this engine's holders and waiters carry in inspect() / list() and the console. Default:
    * the app's package name (`npm_package_name`, or the working directory's package.json), else the host.

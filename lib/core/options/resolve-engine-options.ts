@@ -97,10 +97,11 @@ export function resolveEngineOptions(given: LockEngineOptions = {}): ResolvedEng
 function resolveCohort(value: unknown): CohortBounds | false {
   if (value === false) return false;
   if (value === undefined || value === true) return DEFAULT_COHORT_BOUNDS;
-  const o = snapshotOptions(value, ['passes', 'budgetMs', 'yieldMs'], 'cohort options') as {
+  const o = snapshotOptions(value, ['passes', 'budgetMs', 'yieldMs', 'fair'], 'cohort options') as {
     passes?: number;
     budgetMs?: number;
     yieldMs?: number;
+    fair?: boolean;
   };
   const d = DEFAULT_COHORT_BOUNDS;
   const passes = o.passes ?? d.passes;
@@ -113,7 +114,9 @@ function resolveCohort(value: unknown): CohortBounds | false {
   assertDuration(budgetMs, 'cohort.budgetMs');
   const yieldMs = o.yieldMs ?? d.yieldMs;
   assertDuration(yieldMs, 'cohort.yieldMs');
-  return { passes, budgetMs, yieldMs };
+  const fair = o.fair ?? d.fair;
+  if (typeof fair !== 'boolean') throw new TypeError(`cohort.fair must be a boolean, got ${describe(fair)}`);
+  return { passes, budgetMs, yieldMs, fair };
 }
 
 /** Validates `replicas` (WAIT after each grant) and fills in its defaults. */

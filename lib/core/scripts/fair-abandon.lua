@@ -1,7 +1,9 @@
--- Fair lock: a waiter that gave up (timeout, abort, shutdown) leaves the queue at once; when it was
--- the head of a free lock, the next waiter (only it) is woken to take it.
+-- Fair lock: a waiter that gave up (timeout, abort, shutdown) leaves the queue at once (with fair
+-- cohorts: the last local waiter of its process takes the process' entry out); when it was the head
+-- of a free lock, the next entry (only it) is woken to take it.
 -- KEYS[1] lock hash   KEYS[2] queue zset   KEYS[3] deadlines hash
--- ARGV[1] owner id    ARGV[2] wake-up channel   ARGV[3] 'PUBLISH' or 'SPUBLISH'
+-- ARGV[1] queue entry (owner id, or process id with fair cohorts)   ARGV[2] wake-up channel
+-- ARGV[3] 'PUBLISH' or 'SPUBLISH'
 -- Returns 1 left the queue, 0 was not in it.
 local lock, queue, deadlines = KEYS[1], KEYS[2], KEYS[3]
 local dt = redis.call('TYPE', deadlines).ok

@@ -56,7 +56,12 @@ export class RedisBackend implements LockBackend {
           mutex: new ReentrantMutex(this.gateway, fence),
           token: new TokenLock(this.gateway, fence),
           readWrite: new ReadWriteLock(this.gateway, fence, waiterTtlMs(options.backoff.maxMs)),
-          fair: new FairLock(this.gateway, fence, waiterTtlMs(options.backoff.maxMs)),
+          fair: new FairLock(
+            this.gateway,
+            fence,
+            waiterTtlMs(options.backoff.maxMs),
+            options.cohort !== false && options.cohort.fair === true,
+          ),
           semaphore: new Semaphore(this.gateway, fence, waiterTtlMs(options.backoff.maxMs)),
         },
         this.gateway,

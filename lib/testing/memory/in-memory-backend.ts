@@ -36,7 +36,11 @@ export class InMemoryLockBackend implements LockBackend {
       mutex: new MemoryMutex(this.commands),
       token: new MemoryTokenLock(this.commands),
       readWrite: new MemoryReadWriteLock(this.commands, waiterTtl),
-      fair: new MemoryFairLock(this.commands, waiterTtl),
+      fair: new MemoryFairLock(
+        this.commands,
+        waiterTtl,
+        options.cohort !== false && options.cohort.fair === true,
+      ),
       semaphore: new MemorySemaphore(this.commands, waiterTtl),
     };
     this.kinds = new KindRegistry(this.lockKinds, 'the in-memory lock backend');

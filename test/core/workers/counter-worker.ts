@@ -21,7 +21,12 @@ const tokensKey = requiredEnv('TOKENS_KEY');
 const processesKey = process.env.PROCESSES_KEY;
 const processIndex = process.env.PROCESS_INDEX ?? '0';
 // A fixed lease for every lock (cohorts hand fixed-lease locks over too); unset: the watchdog.
-const lockOptions = process.env.LEASE_MS ? { leaseMs: Number(process.env.LEASE_MS) } : {};
+// FAIR=1: the fair lock, with fair cohorts (default bounds) on the engine.
+const fair = process.env.FAIR === '1';
+const lockOptions = {
+  ...(process.env.LEASE_MS && { leaseMs: Number(process.env.LEASE_MS) }),
+  ...(fair && { fair: true }),
+};
 
 // Contention of 32 callers on one key can keep one caller waiting for a long time; this test is
 // about exclusion, not latency, so waits are generous.
@@ -29,6 +34,7 @@ const engine = createLockEngine({
   redis: url,
   keyPrefix: requiredEnv('KEY_PREFIX'),
   defaults: { waitMs: 600_000 },
+  ...(fair && { cohort: { fair: true } }),
 });
 const data = new Redis(url, { maxRetriesPerRequest: 3 });
 

@@ -5,7 +5,9 @@
  *       releases after holdMs when given (emits {type:'released', id, result}), else waits for
  *   {type:'release', id}.
  * A lost lock emits {type:'lost', id, reason}; a failed acquire {type:'failed', id, name, message}.
- * Env: REDIS_URL, KEY_PREFIX, ORDER_KEY; optional WATCHDOG_LEASE_MS, RENEW_EVERY_MS, BACKOFF_MAX_MS.
+ * {type:'ping', id} emits {type:'pong', id}: every acquire sent before it has joined its local queue.
+ * Env: REDIS_URL, KEY_PREFIX, ORDER_KEY; optional WATCHDOG_LEASE_MS, RENEW_EVERY_MS, BACKOFF_MAX_MS,
+ * FAIR_COHORTS=1 (fair cohorts, with a time budget no busy machine runs out of).
  */
 import Redis from 'ioredis';
 import { createLockEngine } from '../../../lib/core/topology/create-lock-engine';
@@ -23,6 +25,7 @@ const engine = createLockEngine({
   keyPrefix: requiredEnv('KEY_PREFIX'),
   ...(watchdogLeaseMs ? { watchdogLeaseMs, renewEveryMs: optionalNumber('RENEW_EVERY_MS') } : {}),
   ...(backoffMax ? { backoff: { initialMs: 1, maxMs: backoffMax } } : {}),
+  ...(process.env.FAIR_COHORTS === '1' ? { cohort: { passes: 32, budgetMs: 60_000, fair: true } } : {}),
 });
 const data = new Redis(requiredEnv('REDIS_URL'), { maxRetriesPerRequest: 3 });
 const orderKey = requiredEnv('ORDER_KEY');
@@ -61,6 +64,7 @@ onParentMessage(
     if (message.type === 'acquire')
       void acquire(message.id, message.key, message.options ?? {}, message.holdMs);
     if (message.type === 'release') void release(message.id);
+    if (message.type === 'ping') emit({ type: 'pong', id: message.id });
   },
 );
 

@@ -94,6 +94,34 @@ export function describeFamilyBehaviour(env: () => BehaviourEnv): void {
       await Promise.all(waiters);
       expect(order).toEqual([0, 1, 2, 3]);
     });
+
+    it('with fair cohorts grants by process entry, each engine its waiters in order, handed over locally', async () => {
+      const cohorts = { cohort: { passes: 32, budgetMs: 60_000, fair: true } };
+      const holderEngine = env().engine(cohorts);
+      const [a, b] = [env().engine(cohorts), env().engine(cohorts)];
+      const key = freshKey('fair-cohort');
+      const first = await holderEngine.acquire(key, { fair: true });
+      const order: string[] = [];
+      const handedOver: boolean[] = [];
+      for (const e of [a, b]) e.events.on('acquired', (ev) => handedOver.push(ev.handedOver === true));
+      const take = (engine: LockEngine, id: string) =>
+        engine.acquire(key, { fair: true, waitMs: 20_000 }).then(async (h) => {
+          order.push(id);
+          await h.release();
+        });
+      const queuedA = nextEvent(a, 'contended', (e) => e.key === key);
+      const waiters = [take(a, 'a1')];
+      await queuedA;
+      const queuedB = nextEvent(b, 'contended', (e) => e.key === key);
+      waiters.push(take(b, 'b1'));
+      await queuedB;
+      // Later waiters of a and b queue locally behind their engine's head (one entry per engine).
+      waiters.push(take(b, 'b2'), take(a, 'a2'));
+      await first.release();
+      await Promise.all(waiters);
+      expect(order).toEqual(['a1', 'a2', 'b1', 'b2']);
+      expect(handedOver).toEqual([false, true, false, true]);
+    });
   });
 
   describe('counting semaphore', () => {

@@ -1,4 +1,4 @@
-import { fairDeadlinesKey } from '../../../core/kinds/fair-lock';
+import { fairDeadlinesKey, fairQueueEntry } from '../../../core/kinds/fair-lock';
 import type {
   AttemptRequest,
   AttemptResult,
@@ -16,21 +16,26 @@ const WANTED = ['hash', 'zset', 'hash'] as const;
 
 /**
  * The fair lock in memory: fair-acquire.lua / fair-abandon.lua, with the mutex's release and
- * renewal. The holder is a mutex-format hash; waiters queue in a sorted set (arrival tickets) with
- * per-waiter deadlines pushed `waiterTtlMs` ahead by each attempt; only the head takes a free lock,
- * and only the head is woken (`@<owner>`).
+ * renewal. The holder is a mutex-format hash; entries (waiters, or processes with fair cohorts)
+ * queue in a sorted set (arrival tickets) with per-entry deadlines pushed `waiterTtlMs` ahead by each
+ * attempt; only the head takes a free lock, and only the head is woken (`@<entry>`).
  */
 export class MemoryFairLock implements LockKind {
   readonly tag = 'fair' as const;
-  readonly exclusive = false;
+  /** With fair cohorts only the local head waiter attempts (for the process' entry), as on Redis. */
+  readonly exclusive: boolean;
   readonly reentrant = true;
+  /** Fair cohorts: grants reserve fencing tokens for local hand-offs, as on Redis. */
+  readonly cohorts: boolean;
   readonly directedWakeupSleepMs: number;
 
   constructor(
     private readonly commands: MemoryCommands,
     private readonly waiterTtlMs: number,
+    cohorts = false,
   ) {
     this.directedWakeupSleepMs = Math.max(1, Math.floor(waiterTtlMs / 2));
+    this.exclusive = this.cohorts = cohorts;
   }
 
   async attempt(r: AttemptRequest): Promise<AttemptResult> {
@@ -68,10 +73,11 @@ export class MemoryFairLock implements LockKind {
     const deadlines = fairDeadlinesKey(r.names);
     const dt = store.type(deadlines);
     if (store.type(queue) !== 'zset' || (dt !== 'hash' && dt !== 'none')) return 0;
+    const entry = fairQueueEntry(r);
     const head = store.zrange(queue)[0]?.[0];
-    if (store.zrem(queue, r.owner) === 0) return 0;
-    store.hdel(deadlines, r.owner);
-    if (head === r.owner && !store.exists(r.names.lock)) {
+    if (store.zrem(queue, entry) === 0) return 0;
+    store.hdel(deadlines, entry);
+    if (head === entry && !store.exists(r.names.lock)) {
       // Only the new head may take the free lock: wake just that waiter.
       const next = store.zrange(queue)[0]?.[0];
       if (next !== undefined) store.publish(r.names.channel, `@${next}`);
@@ -84,6 +90,7 @@ export class MemoryFairLock implements LockKind {
     const { store } = this.commands;
     const { lock, aux: queue, channel } = r.names;
     const deadlines = fairDeadlinesKey(r.names);
+    const entry = fairQueueEntry(r);
     const keys = [lock, queue, deadlines];
     for (let i = 0; i < 3; i++) {
       const kind = store.type(keys[i]!);
@@ -100,11 +107,11 @@ export class MemoryFairLock implements LockKind {
 
     const now = this.commands.nowMs();
     // Join at the tail, or keep the place taken by an earlier attempt.
-    if (!store.zset(queue)?.has(r.owner)) {
+    if (!store.zset(queue)?.has(entry)) {
       const last = store.zrange(queue).at(-1);
-      store.zadd(queue, last ? last[1] + 1 : 1, r.owner);
+      store.zadd(queue, last ? last[1] + 1 : 1, entry);
     }
-    store.hset(deadlines, { [r.owner]: String(now + this.waiterTtlMs) });
+    store.hset(deadlines, { [entry]: String(now + this.waiterTtlMs) });
     // Every deadline is at most now + ttl, so the queue's keys outlive all of them.
     store.pexpire(queue, this.waiterTtlMs);
     store.pexpire(deadlines, this.waiterTtlMs);
@@ -114,7 +121,7 @@ export class MemoryFairLock implements LockKind {
     let dropped = false;
     for (;;) {
       head = store.zrange(queue)[0]?.[0];
-      if (head === r.owner || head === undefined) break;
+      if (head === entry || head === undefined) break;
       if ((Number(store.hash(deadlines)?.get(head) ?? '0') || 0) > now) break;
       store.zrem(queue, head);
       store.hdel(deadlines, head);
@@ -122,14 +129,14 @@ export class MemoryFairLock implements LockKind {
     }
 
     if (holder) return [0, store.pttl(lock)];
-    if (head !== r.owner) {
+    if (head !== entry) {
       // A free lock whose head waiter just changed: let the new head try at once.
       if (dropped) store.publish(channel, `@${head}`);
       return [0, -1];
     }
-    store.zrem(queue, r.owner);
-    store.hdel(deadlines, r.owner);
-    const token = this.commands.nextFence(r.names.fence);
+    store.zrem(queue, entry);
+    store.hdel(deadlines, entry);
+    const token = this.commands.nextFence(r.names.fence, r.reserveTokens ?? 1);
     store.hset(lock, { owner: r.owner, fence: String(token), [r.holdId]: '1' });
     store.pexpire(lock, r.leaseMs);
     return [1, token];

@@ -1,6 +1,8 @@
+import { CONFORMANCE_SETTINGS } from '../conformance-sides';
+import { FENCE_BASE } from '../normalise';
 import { fair, LONG_MS, release, Scenario, seed, sleep, WAITER_TTL_MS } from './steps';
 
-/** Conformance scenarios of the fair lock (fair-acquire.lua, fair-abandon.lua, mutex-release.lua, renew.lua). */
+/** Conformance scenarios of the fair lock (fair-acquire.lua, fair-abandon.lua, mutex-release.lua, renew.lua), per waiter and with fair cohorts. */
 export const FAIR_LOCK_SCENARIOS: Scenario[] = [
   {
     name: 'grants the head, re-enters, queues the others in order, releases hold by hold',
@@ -52,6 +54,29 @@ export const FAIR_LOCK_SCENARIOS: Scenario[] = [
       release('fair', 'A', { want: 'released' }),
       fair('D', { want: 'busy' }),
       fair('C', { want: 'granted' }),
+    ],
+  },
+  {
+    name: 'fair cohorts: one entry per process, a grant reserves tokens, the entry leaves by abandon',
+    steps: [
+      // The fair lock's own counter, seeded so that the reserved blocks show in the tokens.
+      seed('fair', 'fence', {
+        type: 'string',
+        value: String(FENCE_BASE),
+        ttlMs: CONFORMANCE_SETTINGS.fenceTtlMs,
+      }),
+      fair('A', { process: 'P1', reserve: 4, want: 'granted' }),
+      fair('B', { process: 'P2', want: 'busy' }),
+      fair('C', { process: 'P2', want: 'busy' }),
+      fair('D', { process: 'P3', want: 'busy' }),
+      { do: 'abandon', kind: 'fair', who: 'D', process: 'P3' },
+      { do: 'abandon', kind: 'fair', who: 'D', process: 'P3' },
+      release('fair', 'A', { yieldTo: { process: 'P1', ms: 30_000 }, want: 'released' }),
+      fair('E', { process: 'P3', want: 'busy' }),
+      fair('C', { process: 'P2', reserve: 4, want: 'granted' }),
+      { do: 'abandon', kind: 'fair', who: 'E', process: 'P3' },
+      release('fair', 'C', { want: 'released' }),
+      fair('F', { process: 'P1', reserve: 4, want: 'granted' }),
     ],
   },
   {

@@ -53,10 +53,16 @@ export type Step =
       want?: Want;
     })
   | (Call & { do: 'release'; yieldTo?: { process: string; ms: number }; want?: Want })
-  | (Call & { do: 'abandon' })
+  | (Call & {
+      do: 'abandon';
+      /** The caller's process id (fair cohorts: the queue entry). */ process?: string;
+    })
   | { do: 'renew'; kind: KindName; who: string[]; leaseMs?: number; want?: string[] }
-  | { do: 'seed'; tag: LockKindTag; at: 'lock' | 'aux' | 'deadlines'; fixture: Fixture }
+  | { do: 'seed'; tag: LockKindTag; at: SeedAt; fixture: Fixture }
   | { do: 'sleep'; ms: number };
+
+/** Which of the lock's keys a seed step writes (`fence`: the kind's fencing counter). */
+export type SeedAt = 'lock' | 'aux' | 'deadlines' | 'fence';
 
 /** A named sequence of steps on one user key. */
 export interface Scenario {
@@ -136,7 +142,7 @@ export const sem = (
   ...extra,
 });
 /** Puts `fixture` at one of the lock's keys. */
-export const seed = (tag: LockKindTag, at: 'lock' | 'aux' | 'deadlines', fixture: Fixture): Step => ({
+export const seed = (tag: LockKindTag, at: SeedAt, fixture: Fixture): Step => ({
   do: 'seed',
   tag,
   at,
