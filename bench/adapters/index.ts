@@ -27,6 +27,7 @@ export const LIBRARY_IDS = [
 export const EXTRA_IDS = [
   'nestjs-distributed-lock-fair',
   'nestjs-distributed-lock-fair+lease',
+  'nestjs-distributed-lock-fair-cohorts',
   'nestjs-distributed-lock-service',
   'nestjs-distributed-lock-service+lease',
   'nestjs-distributed-lock-no-registry',
@@ -43,6 +44,8 @@ export const OURS_LEASE: LibraryId = 'nestjs-distributed-lock+lease';
 export const FAIR: LibraryId = 'nestjs-distributed-lock-fair';
 /** This library with `inspection: false` (no registry of held locks). */
 export const NO_REGISTRY: LibraryId = 'nestjs-distributed-lock-no-registry';
+/** This library with `fair: true` and fair cohorts (`cohort: { fair: true }`, opt-in). */
+export const FAIR_COHORTS: LibraryId = 'nestjs-distributed-lock-fair-cohorts';
 /** This library with `fair: true` and a fixed lease. */
 export const FAIR_LEASE: LibraryId = 'nestjs-distributed-lock-fair+lease';
 /** This library through the Nest service (uncontended rows only). */
@@ -57,6 +60,7 @@ export const OUR_ROWS: readonly LibraryId[] = [
   OURS_LEASE,
   FAIR,
   FAIR_LEASE,
+  FAIR_COHORTS,
   SERVICE,
   SERVICE_LEASE,
   NO_REGISTRY,

@@ -1,6 +1,7 @@
 import { DEFAULT_COHORT_BOUNDS } from '../../lib/core/engine/cohort';
 import {
   FAIR,
+  FAIR_COHORTS,
   NO_REGISTRY,
   OUR_ROWS,
   OURS,
@@ -178,13 +179,17 @@ export function evaluateTargets(
     }
   }
   for (const row of engineRows) for (const c of row.contention) out.push(...fairness(c, row.name));
-  const fair = lib(FAIR);
-  if (ours && fair && oursId === OURS) {
+  for (const [fairId, label] of [
+    [FAIR, 'fair: true'],
+    [FAIR_COHORTS, 'fair: true, fair cohorts'],
+  ] as const) {
+    const fair = lib(fairId);
+    if (!ours || !fair || oursId !== OURS) continue;
     for (const f of fair.contention) {
       const m = ours.contention.find((x) => x.csMs === f.csMs);
       if (!m) continue;
       const row = compare(
-        `fair: true, contention ${f.csMs} ms: Redis cmds/acq ≤ ${GOALS.fairCmdsVsMutex}× the mutex's`,
+        `${label}, contention ${f.csMs} ms: Redis cmds/acq ≤ ${GOALS.fairCmdsVsMutex}× the mutex's`,
         f.cmdsPerAcq,
         m.cmdsPerAcq,
         'lower',
