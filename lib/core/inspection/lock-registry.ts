@@ -53,7 +53,8 @@ export class LockRegistry {
   private idleTicks = 0;
   private timer?: NodeJS.Timeout;
   private running?: Promise<void>;
-  private listening = false;
+  /** The notice subscription, once asked for (dropped when it fails, to be asked again). */
+  private listening?: Promise<void>;
   private closed = false;
   /** Wall-clock offset of the monotonic clock, taken once: grant times stay stable in the record. */
   private readonly epochOffset = Date.now() - monotonicMs();
@@ -111,7 +112,10 @@ export class LockRegistry {
       }
       return;
     }
-    this.listen();
+    // The subscription first: a holder that list() shows must hear its force-release notice (a notice
+    // published before the PSUBSCRIBE is active would be lost, and the holder would learn only at its
+    // next renewal). Should it fail, the record is written all the same.
+    await this.listen().catch(() => undefined);
     const full = this.needFull || monotonicMs() >= this.nextFullAt;
     const set: string[] = [];
     const removed: string[] = [];
@@ -177,11 +181,13 @@ export class LockRegistry {
   }
 
   /** Subscribes once to this engine's force-release notices (with its first record, not on the lock path). */
-  private listen(): void {
-    if (this.listening) return;
-    this.listening = true;
+  private listen(): Promise<void> {
     const { target, keys, engineId, onNotice } = this.deps;
-    target.listen(keys.noticePattern(engineId), onNotice).catch(() => (this.listening = false));
+    this.listening ??= target.listen(keys.noticePattern(engineId), onNotice).catch((err: unknown) => {
+      this.listening = undefined;
+      throw err;
+    });
+    return this.listening;
   }
 
   private stopTimer(): void {
