@@ -89,7 +89,9 @@ function renderAudit(entries) {
     body.append(tr);
   }
 }
+let refreshes = 0;
 async function refresh() {
+  const mine = ++refreshes; // answers can overtake each other: only the newest request renders
   const q = new URLSearchParams({ limit: '500' });
   if ($('match').value) q.set('match', $('match').value);
   if ($('kind').value) q.set('kind', $('kind').value);
@@ -97,6 +99,7 @@ async function refresh() {
     const res = await fetch(base + '/api/locks?' + q, { credentials: 'same-origin', headers: { accept: 'application/json' } });
     const data = await res.json();
     if (!res.ok) throw new Error(data.message || res.statusText);
+    if (mine !== refreshes) return;
     locks = data.locks; render(); renderAudit(data.forceReleases || []);
   } catch (e) { $('message').textContent = 'Could not read the locks: ' + e.message; }
 }

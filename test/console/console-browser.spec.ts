@@ -81,6 +81,8 @@ describe('the console page in Chromium', () => {
     const [invoice, ledger, exportPdf, seckill] = held;
     const waiting = reports.acquire('invoice:2026-11', { waitMs: 120_000 });
     const reader = batch.acquire('ledger:close', { mode: 'read', waitMs: 120_000 });
+    // Should an expectation fail first, closing the engines rejects these; that is not the failure.
+    for (const pending of [waiting, reader]) pending.catch(() => undefined);
 
     const page = await openConsole(sample.url);
     const keys = ['invoice:2026-11', 'ledger:close', 'export:pdf', 'seckill:42'];
@@ -117,12 +119,17 @@ describe('the console page in Chromium', () => {
     expect((reason as LockLostError).reason).toBe('force-released');
     await page.waitForFunction(`${text('message')} === 'Released seckill:42.'`);
     await waitUntil(async () => (await rowCount(page, 'seckill:42')) === 0, { description: 'the row to go' });
-    const audit = (await page.evaluate(
-      `[...document.querySelectorAll('#audit tr')].map((r) => r.textContent)`,
-    )) as string[];
-    expect(audit.some((text) => text.includes('seckill:42') && text.includes('stuck payment provider'))).toBe(
-      true,
+    // The audit entry is written after the release; the page shows it with a later refresh.
+    const audited = await waitUntil(
+      async () => {
+        const audit = (await page.evaluate(
+          `[...document.querySelectorAll('#audit tr')].map((r) => r.textContent)`,
+        )) as string[];
+        return audit.find((text) => text.includes('seckill:42'));
+      },
+      { description: 'the audit row' },
     );
+    expect(audited).toContain('stuck payment provider');
     const [entry] = await reports.forceReleases({ key: 'seckill:42' });
     expect(entry).toMatchObject({ by: 'ops', reason: 'stuck payment provider' });
 

@@ -34,7 +34,24 @@ export async function isPortFree(port: number): Promise<boolean> {
   return true;
 }
 
-/** One free TCP port on 127.0.0.1 chosen by the OS (listen on 0, read, close). */
+/*
+ * Plain ports come from below the ephemeral range too: a port the OS picks for `listen(0)` can be
+ * taken by any outgoing connection between the probe and the real bind (a microservice's listen()
+ * failed with EADDRINUSE that way under the parallel run). Each Jest worker gets its own block of
+ * 1000 ports, so workers never race each other for one; inside a block a cursor moves on, so a port
+ * just handed out is not offered again soon.
+ */
+const PLAIN_PORT_MIN = 2000;
+const PLAIN_BLOCK_SIZE = 1000;
+const PLAIN_BLOCKS = 10; // 2000–11999, below the cluster ports
+let plainCursor = Math.floor(Math.random() * PLAIN_BLOCK_SIZE);
+
+function plainBlockStart(): number {
+  const worker = Number(process.env.JEST_WORKER_ID ?? 0) % PLAIN_BLOCKS;
+  return PLAIN_PORT_MIN + worker * PLAIN_BLOCK_SIZE;
+}
+
+/** One free TCP port on 127.0.0.1, from this worker's block below the ephemeral range. */
 export async function getFreePort(): Promise<number> {
   const [port] = await getFreePorts(1);
   return port;
@@ -42,12 +59,18 @@ export async function getFreePort(): Promise<number> {
 
 /** `count` distinct free ports, all held open together while probing so none repeats. */
 export async function getFreePorts(count: number): Promise<number[]> {
+  const start = plainBlockStart();
   const servers: net.Server[] = [];
   try {
-    while (servers.length < count) {
-      const server = await listen(0);
-      if (!server) throw new Error('could not bind an ephemeral port on 127.0.0.1');
-      servers.push(server);
+    for (let tried = 0; tried < PLAIN_BLOCK_SIZE && servers.length < count; tried++) {
+      const port = start + (plainCursor++ % PLAIN_BLOCK_SIZE);
+      const server = await listen(port);
+      if (server) servers.push(server);
+    }
+    if (servers.length < count) {
+      throw new Error(
+        `only ${servers.length} of ${count} ports are free in ${start}–${start + PLAIN_BLOCK_SIZE - 1}`,
+      );
     }
     return servers.map((s) => (s.address() as net.AddressInfo).port);
   } finally {
