@@ -39,7 +39,6 @@ export class EngineInspection {
       grants: held.grants,
       events,
       fenceTtlMs: options.fenceTtlMs,
-      commandTimeoutMs: options.commandTimeoutMs,
     });
     if (options.inspection) {
       this.registry = new LockRegistry({

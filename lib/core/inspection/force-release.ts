@@ -1,9 +1,8 @@
-import { LockRedisError, LockWrongTypeError } from '../errors';
+import { LockWrongTypeError } from '../errors';
 import type { KeySpace, LockKindTag } from '../kinds/key-space';
 import type { LockEvents } from '../engine/lock-events';
 import type { LockGrant } from '../engine/lock-grant';
 import { defineScript } from '../redis/script-library';
-import { withDeadline } from '../waiting/with-deadline';
 import { FORCE_RELEASE_NOTICE, type ForceReleaseNotice } from './force-release-notice';
 import { appendAudit } from './force-release-audit';
 import type { InspectionKeys } from './inspection-keys';
@@ -14,7 +13,17 @@ import { engineOf } from './owner-identity';
 import { readRegistry, type RegistrySnapshot } from './registry-reader';
 
 const FORCE = defineScript<
-  [tag: string, channel: string, publish: string, fenceTtlMs: number, mutexType: string],
+  [
+    tag: string,
+    channel: string,
+    publish: string,
+    fenceTtlMs: number,
+    mutexType: string,
+    noticeStem: string,
+    userKey: string,
+    reason: string,
+    by: string,
+  ],
   (string | number)[]
 >('force-release');
 
@@ -28,7 +37,6 @@ export interface ForceReleaseDeps {
   readonly grants: ReadonlySet<LockGrant>;
   readonly events: LockEvents;
   readonly fenceTtlMs: number;
-  readonly commandTimeoutMs: number;
 }
 
 /**
@@ -50,13 +58,25 @@ export class ForceRelease {
   ): Promise<boolean> {
     let released = false;
     let registry: RegistrySnapshot | undefined;
+    const releasedBy = by ?? ownerLabel(this.deps.identity);
+    const noticeStem = this.deps.inspectionKeys.notice('');
     for (const plan of forcePlans(kind)) {
       const names = this.deps.keys.names(key, plan.tag);
       const replies = await onNodes(this.deps.target, (g) =>
         g.run(
           FORCE,
           [names.lock, names.aux, names.fence],
-          [plan.tag, names.channel, g.publishCommand, this.deps.fenceTtlMs, plan.mutexType],
+          [
+            plan.tag,
+            names.channel,
+            g.publishCommand,
+            this.deps.fenceTtlMs,
+            plan.mutexType,
+            noticeStem,
+            key,
+            reason,
+            releasedBy,
+          ],
           { userKey: key },
         ),
       );
@@ -75,13 +95,18 @@ export class ForceRelease {
       }
       if (!label || evicted.size === 0) continue;
       released = true;
+      // The script told the holders' engines; this one's own grants need not wait for the echo.
+      for (const owner of evicted.keys()) {
+        if (engineOf(owner) !== this.deps.engineId) continue;
+        this.evict({ lock: names.lock, owner, reason, by: releasedBy });
+      }
       registry ??= await readRegistry(this.deps.target, this.deps.inspectionKeys).catch(() => undefined);
       const record: ForceReleaseRecord = {
         id: '',
         key,
         kind: label,
         reason,
-        by: by ?? ownerLabel(this.deps.identity),
+        by: releasedBy,
         at: Date.now(),
         fence,
         evicted: [...evicted].map(([ownerId, token]) => {
@@ -90,9 +115,6 @@ export class ForceRelease {
           return { label: ownerLabel(owner), owner, fencingToken: entry?.f ?? token };
         }),
       };
-      for (const owner of evicted.keys()) {
-        await this.notify({ lock: names.lock, owner, key, reason, by: record.by });
-      }
       record.id = await appendAudit(this.deps.target, this.deps.inspectionKeys, record);
       this.deps.events.safeEmit('forceReleased', record);
     }
@@ -107,31 +129,16 @@ export class ForceRelease {
     } catch {
       return;
     }
-    if (notice?.type !== FORCE_RELEASE_NOTICE) return;
+    if (notice?.type === FORCE_RELEASE_NOTICE) this.evict(notice);
+  }
+
+  /** Ends this engine's grant named by the notice (if it still has it). */
+  private evict(notice: Pick<ForceReleaseNotice, 'lock' | 'owner' | 'reason' | 'by'>): void {
     for (const grant of [...this.deps.grants]) {
       if (grant.owner === notice.owner && grant.names.lock === notice.lock && grant.active) {
         grant.lose('force-released', new Error(`force-released by ${notice.by}: ${notice.reason}`));
       }
     }
-  }
-
-  /** Tells the holder's engine (directly when it is this one; else PUBLISH on its notice channel). */
-  private async notify(notice: Omit<ForceReleaseNotice, 'type'>): Promise<void> {
-    const message = JSON.stringify({ type: FORCE_RELEASE_NOTICE, ...notice } satisfies ForceReleaseNotice);
-    const engine = engineOf(notice.owner);
-    if (engine === this.deps.engineId) return this.onNotice(message);
-    const channel = this.deps.inspectionKeys.notice(engine);
-    const ms = this.deps.commandTimeoutMs;
-    await onNodes(
-      this.deps.target,
-      (g) =>
-        withDeadline(
-          g.client.publish(channel, message),
-          ms,
-          () => new LockRedisError(`Redis did not answer PUBLISH within ${ms} ms`),
-        ),
-      1,
-    ).catch(() => undefined); // the holder still learns it at its next renewal
   }
 }
 

@@ -131,18 +131,29 @@ const SENTINEL_DEFAULTS: RedisOptions = {
  * A dedicated subscriber connection for wake-ups, with the same target and options as `client`.
  * On a Cluster it uses ioredis' sharded subscribers: one connection per master that serves a
  * subscribed slot, moved by ioredis when the slot's owner changes (failover, MOVED, migration).
+ * Elsewhere ioredis' own resubscription after a reconnect is off: it leaves its SUBSCRIBE promises
+ * unhandled, so a close before Redis answers them was an unhandled rejection in the user's process.
+ * The WakeupHub resubscribes such a connection itself.
  */
 export function duplicateForSubscriber(client: RedisClient): RedisClient {
-  const sub = isCluster(client) ? client.duplicate([], { shardedSubscribers: true }) : client.duplicate();
+  const sub = isCluster(client)
+    ? client.duplicate([], { shardedSubscribers: true })
+    : client.duplicate({ autoResubscribe: false });
   stopOnFatalErrors(sub);
   return sub;
 }
 
-/** QUIT with a deadline, then disconnect: a dead or frozen server must not hang shutdown. */
+/**
+ * QUIT with a deadline, then disconnect: a dead or frozen server must not hang shutdown, and a
+ * connection that drops before QUIT is answered ("Connection is closed.") must not fail it.
+ */
 export async function closeConnection(client: RedisClient, graceMs = 1000): Promise<void> {
   if (client.status === 'end') return;
   if (client.status === 'ready') {
-    await withDeadline(client.quit(), graceMs);
+    await withDeadline(
+      client.quit().catch(() => undefined),
+      graceMs,
+    );
   }
   client.disconnect();
 }

@@ -1,9 +1,12 @@
 -- Force release (an operator's decision): evict every holder of one lock kind, advance the fence,
--- wake the waiters. The evicted holders' engines are told separately (a notice on their channel).
+-- wake the waiters, and tell each evicted holder's engine (a JSON notice PUBLISHed on its notice
+-- channel, in the same step: a renewal that finds the key gone runs after the notice went out).
 -- KEYS[1] lock key of the kind   KEYS[2] its aux zset (mutex waiters / fair queue / holders)
 -- KEYS[3] fence counter
 -- ARGV[1] kind tag ('m', 'rw', 'fair', 'sem')   ARGV[2] wake-up channel   ARGV[3] 'PUBLISH' or 'SPUBLISH'
 -- ARGV[4] fence ttl ms   ARGV[5] for 'm': 'hash' (mutex only), 'string' (token lock only) or 'any'
+-- ARGV[6] notice channel stem (the engine id is appended)   ARGV[7] the user's key   ARGV[8] reason
+-- ARGV[9] who releases
 -- Returns {0} nothing held, {-1, type} the key holds data that is not a lock (left untouched), or
 --         {1, fence, kind, owner, token, holds, mode, permits, ...}: `kind` is 'mutex', 'token',
 --         'read-write', 'fair' or 'semaphore', then one group of five per evicted holder;
@@ -61,6 +64,13 @@ if tag == 'fair' then
   if head then redis.call(ARGV[3], ARGV[2], '@' .. head) end
 else
   redis.call(ARGV[3], ARGV[2], 'released')
+end
+-- Notices are plain PUBLISH (never sharded): engines hear them through a pattern subscription.
+for i = 1, #evicted, 5 do
+  local owner = evicted[i]
+  redis.call('PUBLISH', ARGV[6] .. string.match(owner, '^[^.]*'), cjson.encode({
+    type = 'force-released', lock = lock, owner = owner, key = ARGV[7], reason = ARGV[8], by = ARGV[9],
+  }))
 end
 local out = { 1, string.format('%.0f', fence), label }
 for _, v in ipairs(evicted) do out[#out + 1] = v end

@@ -1,4 +1,4 @@
-import { RedisClient } from '../redis/redis-client';
+import { isCluster, RedisClient } from '../redis/redis-client';
 import { closeConnection } from '../redis/redis-connection';
 import { withDeadline } from './with-deadline';
 
@@ -110,6 +110,27 @@ export class WakeupHub {
     await withDeadline(all, this.readyTimeoutMs);
   }
 
+  /**
+   * After a reconnect, subscribes `sub` again to every channel and pattern in use (ioredis' own
+   * resubscription is off on these connections, see duplicateForSubscriber). A failure is left to
+   * the next reconnect; waiters poll meanwhile.
+   */
+  private resubscribeOnReconnect(sub: RedisClient): void {
+    let connectedBefore = false;
+    sub.on('ready', () => {
+      if (!connectedBefore) {
+        connectedBefore = true; // the first connection sends the subscriptions queued for it
+        return;
+      }
+      if (this.closed) return;
+      const ignore = (): undefined => undefined;
+      for (const [channel, state] of this.channels) {
+        (state.sharded ? sub.ssubscribe(channel) : sub.subscribe(channel)).catch(ignore);
+      }
+      for (const pattern of this.patterns.keys()) sub.psubscribe(pattern).catch(ignore);
+    });
+  }
+
   private connections(): RedisClient[] {
     if (!this.subscribers) {
       const created = this.createSubscriber();
@@ -122,6 +143,7 @@ export class WakeupHub {
           this.patterns.get(pattern)?.(message),
         );
         sub.on('error', () => undefined); // reconnects are ioredis' job; waiters fall back to polling meanwhile
+        if (!isCluster(sub)) this.resubscribeOnReconnect(sub);
       }
     }
     return this.subscribers;
