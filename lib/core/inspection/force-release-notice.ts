@@ -3,7 +3,10 @@ import type { ForceReleaseRecord, LockKind } from './lock-info';
 /** `type` of a force-release notice (on an engine's notice channel). */
 export const FORCE_RELEASE_NOTICE = 'force-released';
 
-/** What an evicted holder's engine is told: which grant (owner id on which lock), by whom, why. */
+/**
+ * What an evicted holder's engine is told: which grant (owner id on which lock), by whom, why. Built
+ * as JSON by force-release.lua (its field names and `type` must follow this interface).
+ */
 export interface ForceReleaseNotice {
   type: typeof FORCE_RELEASE_NOTICE;
   /** Redis name of the lock. */
