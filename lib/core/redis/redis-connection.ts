@@ -115,8 +115,16 @@ function openConnection(
   return { client: new Redis({ ...defaults, lazyConnect: true, ...option }), owned: true };
 }
 
+/**
+ * How long ioredis waits, after ending a socket on disconnect(), for it to close before destroying
+ * it (its default is 2 s). That wait is a timer only the socket's 'close' event clears: a socket that
+ * had already closed (Redis down at close()) never emits it again, and the timer kept the process
+ * alive 2 s after close(). Set on the connections this library opens.
+ */
+const DISCONNECT_TIMEOUT_MS = 200;
+
 /** For connections we open: fail queued commands after a few reconnect attempts instead of 20. */
-const CLIENT_DEFAULTS: RedisOptions = { maxRetriesPerRequest: 3 };
+const CLIENT_DEFAULTS: RedisOptions = { maxRetriesPerRequest: 3, disconnectTimeout: DISCONNECT_TIMEOUT_MS };
 
 /**
  * For Sentinel connections we open: follow `+switch-master` at once (a frozen or partitioned old
@@ -138,7 +146,7 @@ const SENTINEL_DEFAULTS: RedisOptions = {
 export function duplicateForSubscriber(client: RedisClient): RedisClient {
   const sub = isCluster(client)
     ? client.duplicate([], { shardedSubscribers: true })
-    : client.duplicate({ autoResubscribe: false });
+    : client.duplicate({ autoResubscribe: false, disconnectTimeout: DISCONNECT_TIMEOUT_MS });
   stopOnFatalErrors(sub);
   return sub;
 }
