@@ -76,21 +76,20 @@ describe('@Cron + @DistributedLock({ onBusy: "skip" }) in 3 replica processes, o
   it.each([
     ['fast', '1 ms'],
     ['medium', '20 ms'],
-  ])('runs each tick of the %s job (%s) at most once, and most of the ticks', (job) => {
+  ])('runs each tick of the %s job (%s) at most once, and at least 90%% of the ticks', (job) => {
     const seconds = runs[job].map((r) => r.second);
     expect(duplicates(seconds)).toEqual([]);
     const ran = window.filter((second) => seconds.includes(second));
-    // Usually every tick runs. Twice a CI run on the shared 2-core machine saw 10 of 15 (never
-    // reproduced here, also not under two CPU hogs), so the bar is 60 %: still above the 50 % that a
-    // hold longer than the period (every other tick skipped) would give. The runs are printed when
-    // any tick is missing, to find out why.
+    // Twice a CI run saw 10 of 15: a watchdog round renewed the lock after its min-hold release, so
+    // it was held 30 s from about 10 s in (fixed; test/core/min-hold.spec.ts). A missing tick prints
+    // the runs, to find out why.
     if (ran.length < window.length) {
       const missing = window.filter((second) => !seconds.includes(second));
       console.warn(
         `${job}: ${ran.length} of ${window.length} ticks ran; missing ${missing.join(', ')}; runs ${JSON.stringify(runs[job])}`,
       );
     }
-    expect(ran.length).toBeGreaterThanOrEqual(Math.ceil(window.length * 0.6));
+    expect(ran.length).toBeGreaterThanOrEqual(Math.ceil(window.length * 0.9));
   });
 
   it('never runs a job longer than the period twice at once: overlapping ticks are skipped', () => {
