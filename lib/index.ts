@@ -35,7 +35,7 @@ export type { LockOptions, ReplicaAckOptions } from './core/options/lock-options
 export { MAX_KEY_BYTES } from './core/options/lock-options';
 export { MAX_MULTI_KEYS } from './core/multi/multi-keys';
 export { isLockKeyError } from './core/options/lock-key';
-export type { LockHandle } from './core/engine/lock-handle';
+export type { LockHandle } from './core/engine/lock-grant';
 export type { MultiLockHandle } from './core/multi/multi-lock-handle';
 export type { LockEngineReadiness, LockEngineStats } from './core/engine/engine-status';
 export type { ConnectionState, LockEventMap } from './core/engine/lock-events';

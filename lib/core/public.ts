@@ -7,7 +7,7 @@ export type { LockEngineOptions, LockOptions, ReplicaAckOptions } from './option
 export { MAX_DURATION_MS, MAX_KEY_BYTES } from './options/lock-options';
 export { MAX_MULTI_KEYS } from './multi/multi-keys';
 export { isLockKeyError } from './options/lock-key';
-export type { LockHandle } from './engine/lock-handle';
+export type { LockHandle } from './engine/lock-grant';
 export type { MultiLockHandle } from './multi/multi-lock-handle';
 export type { LockEngineReadiness, LockEngineStats } from './engine/engine-status';
 export { LockEvents } from './engine/lock-events';

@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { LockHandle } from './lock-handle';
+import type { LockHandle } from './lock-grant';
 
 /**
  * Ownership by async context. Node has no thread id, so the owner of a lock is the async call tree

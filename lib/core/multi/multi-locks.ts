@@ -8,7 +8,7 @@ import type { LockingParts } from '../engine/acquisition';
 import { kindName } from '../engine/held-locks';
 import { monotonicMs, randomId } from '../engine/ids';
 import { heldInScope, runInLockScope } from '../engine/lock-context';
-import { GrantHandle } from '../engine/lock-handle';
+import { GrantHandle } from '../engine/lock-grant';
 import type { LockOptions } from '../options/lock-options';
 import { callLockOptions } from '../options/lock-options-validation';
 import { MultiAcquisition } from './multi-acquisition';

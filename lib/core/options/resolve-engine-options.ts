@@ -6,7 +6,7 @@ import {
   DEFAULT_ENGINE_OPTIONS,
   ReplicaAckOptions,
 } from './lock-options';
-import { leaseDriftMs } from '../engine/lease-drift';
+import { leaseDriftMs } from '../engine/lock-grant';
 import { snapshotOptions } from './lock-options-validation';
 import { assertDuration, describe } from './validation';
 
