@@ -5,7 +5,7 @@
  * written — never a key without a TTL, never a half-written lock.
  */
 import { createLockEngine } from '../../lib/core';
-import { LockPermissionError } from '../../lib/core/errors';
+import { LockLostError, LockPermissionError } from '../../lib/core/errors';
 import type { LockEngine } from '../../lib/core/engine/lock-engine';
 import { keysWithoutTtl } from '../support/redis-assertions';
 import { uniqueKey, useLockEnv } from '../support/lock-env';
@@ -22,7 +22,7 @@ const COMMANDS = [
   'zadd', 'zrem', 'zrange', 'zrangebyscore', 'zremrangebyscore', 'zcard', 'zscore',
 ]; // prettier-ignore
 /** The inspection registry, force-release notices and operator calls (docs/SECURITY.md). */
-const INSPECTION = ['multi', 'exec', 'psubscribe', 'punsubscribe', 'hgetall', 'xadd', 'xrevrange'];
+const INSPECTION = ['multi', 'exec', 'hgetall', 'xadd', 'xrevrange'];
 const minimalRules = (commands: string[], channels = `&${PREFIX}*`): string[] => [
   'on', '>pw', 'resetkeys', `~${PREFIX}*`, 'resetchannels', channels, '-@all',
   ...commands.map((c) => `+${c}`),
@@ -30,8 +30,11 @@ const minimalRules = (commands: string[], channels = `&${PREFIX}*`): string[] =>
 
 let seq = 0;
 const engines: LockEngine[] = [];
+/** Users created with exactly the documented ACL: Redis must deny them nothing (ACL LOG). */
+const documentedUsers = new Set<string>();
 async function engineAs(rules: string[]): Promise<LockEngine> {
   const user = `locks${++seq}`;
+  if (rules.join(' ') === minimalRules(COMMANDS.concat(INSPECTION)).join(' ')) documentedUsers.add(user);
   await env.admin.call('ACL', 'SETUSER', user, ...rules);
   const engine = createLockEngine({
     redis: `redis://${user}:pw@127.0.0.1:${env.server.port}`,
@@ -84,6 +87,53 @@ describe('the documented minimal ACL', () => {
   });
 });
 
+describe('the documented minimal ACL and a force release', () => {
+  it("aborts the holder's signal with 'force-released' through its notice subscription", async () => {
+    const engine = await engineAs(minimalRules(COMMANDS.concat(INSPECTION)));
+    const refusals: unknown[] = [];
+    engine.events.on('refusal', (e) => refusals.push(e));
+    const admin = createLockEngine({ redis: env.server.url, keyPrefix: PREFIX });
+    engines.push(admin);
+    // A fixed lease of 60 s: expiry cannot be what aborts the signal within this test.
+    const holder = await engine.acquire(uniqueKey('evicted'), { waitMs: 0, leaseMs: 60_000 });
+    // Held long enough to be in the registry, whose write subscribes the engine to its notices first.
+    await waitUntil(async () => (await admin.list({ match: holder.key })).locks.length === 1, {
+      description: 'the holder listed',
+    });
+    await new Promise((resolve) => setTimeout(resolve, 800));
+    const aborted = new Promise<unknown>((resolve) =>
+      holder.signal.addEventListener('abort', () => resolve(holder.signal.reason), { once: true }),
+    );
+    const started = performance.now();
+    expect(await admin.forceRelease(holder.key, { reason: 'acl spec' })).toBe(true);
+    const reason = (await aborted) as LockLostError;
+    const latencyMs = performance.now() - started;
+    expect(reason).toBeInstanceOf(LockLostError);
+    expect(reason.reason).toBe('force-released');
+    // Information, not a bound (2 noisy cores): the notice arrives in milliseconds, not at a renewal.
+    process.stdout.write(`force-release notice reached the holder after ${latencyMs.toFixed(1)} ms\n`);
+    expect(refusals).toEqual([]);
+    expect(await holder.release()).toBe(false);
+    await expectNothingWritten();
+  });
+
+  it('reports a refused notice subscription and registry write once, as refusal events', async () => {
+    // Without MULTI/EXEC, and with a channel rule for the locks' wake-ups only (not `{~inspect}`).
+    const engine = await engineAs(
+      minimalRules(COMMANDS.concat('hgetall', 'xadd', 'xrevrange'), `&${PREFIX}{[^~]*`),
+    );
+    const refusals: { what: string; reason: string | undefined }[] = [];
+    engine.events.on('refusal', (e) => refusals.push(e));
+    const handle = await engine.acquire(uniqueKey('refused'), { waitMs: 0 });
+    await waitUntil(() => refusals.length === 2, { description: 'both refusals reported' });
+    // Several registry ticks later: still reported once each.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(refusals.map((r) => r.what).sort()).toEqual(['force-release notices', 'lock registry']);
+    for (const r of refusals) expect(r.reason).toMatch(/NOPERM/);
+    expect(await handle.release()).toBe(true);
+  });
+});
+
 describe('one permission less', () => {
   // PING is only used by health (readiness), INFO only by ioredis' ready check (optional).
   const needed = COMMANDS.filter((c) => c !== 'ping' && c !== 'info');
@@ -126,4 +176,12 @@ describe('one permission less', () => {
     expect(readiness.ready).toBe(false);
     expect((readiness as { reason?: string }).reason).toMatch(/NOPERM.*ping/);
   });
+});
+
+// Last in the file (tests run in order): over the whole spec, Redis denied the documented user nothing.
+it('ACL LOG holds no denial of the documented user', async () => {
+  expect(documentedUsers.size).toBeGreaterThan(0);
+  const log = (await env.admin.call('ACL', 'LOG', '128')) as unknown[][];
+  const users = log.map((entry) => String(entry[entry.indexOf('username') + 1]));
+  expect(users.filter((u) => documentedUsers.has(u))).toEqual([]);
 });

@@ -70,6 +70,13 @@ export interface LockEventMap {
   ];
   /** A connection to the storage went down or came back (once per change, not per command). */
   connection: [ConnectionState];
+  /**
+   * Redis refused part of the inspection registry (an ACL without SUBSCRIBE on the notice channel,
+   * or without MULTI/EXEC): `reason` is its answer; `undefined` when it is accepted again. Once per
+   * change. Locks still work; force releases reach this engine's holders only at their next renewal,
+   * or list() does not show its locks.
+   */
+  refusal: [{ what: 'force-release notices' | 'lock registry'; reason: string | undefined }];
   /** This engine force-released a lock (forceRelease): the audit entry, as written to the stream. */
   forceReleased: [ForceReleaseRecord];
 }

@@ -56,6 +56,7 @@ export class EngineInspection {
         commandTimeoutMs: options.commandTimeoutMs,
         baseTtlMs: options.watchdogLeaseMs + options.renewEveryMs,
         onNotice: (message) => this.inspector.onNotice(message),
+        onRefusal: (what, reason) => events.safeEmit('refusal', { what, reason }),
       });
     }
   }

@@ -32,6 +32,28 @@ export interface LockRegistryDeps {
   readonly baseTtlMs: number;
   /** A force-release notice for this engine arrived. */
   readonly onNotice: (message: string) => void;
+  /**
+   * Redis refused (`reason`) or accepts again (`undefined`) the notice subscription or the registry
+   * write; called once per change, never per tick (the engine emits it as its `refusal` event).
+   */
+  readonly onRefusal?: (what: RegistryPart, reason: string | undefined) => void;
+}
+
+/** What of the registry Redis may refuse (ACL): the notice subscription, or the record's MULTI/EXEC. */
+export type RegistryPart = 'force-release notices' | 'lock registry';
+
+/**
+ * The server's own answer (an ACL `NOPERM`, an `EXECABORT` with its cause, `READONLY`, ...), with
+ * the causes of a discarded transaction; undefined for a lost connection or a timeout, which the
+ * connection events report.
+ */
+function refusalOf(err: unknown): string | undefined {
+  if (!(err instanceof Error) || !(err.name === 'ReplyError' || /^[A-Z]{2,} /.test(err.message))) {
+    return undefined;
+  }
+  const causes = (err as { previousErrors?: unknown[] }).previousErrors ?? [];
+  const texts = causes.map((c) => (c instanceof Error ? c.message : String(c)));
+  return [err.message, ...new Set(texts)].join('; ');
 }
 
 /**
@@ -59,6 +81,8 @@ export class LockRegistry {
   /** Wall-clock offset of the monotonic clock, taken once: grant times stay stable in the record. */
   private readonly epochOffset = Date.now() - monotonicMs();
   private readonly identityValue: string;
+  /** What Redis refuses now (reported once per change). */
+  private readonly refused = new Map<RegistryPart, string>();
 
   constructor(private readonly deps: LockRegistryDeps) {
     const { host, pid, app } = deps.identity;
@@ -107,15 +131,20 @@ export class LockRegistry {
         await this.write({ op: 'drop' });
         this.recordWritten = false;
         this.written.clear();
+        this.unlisten(); // nothing held here that a notice could be about
       } catch {
         // Redis trouble is reported by the connection events; the next tick tries again.
       }
       return;
     }
     // The subscription first: a holder that list() shows must hear its force-release notice (a notice
-    // published before the PSUBSCRIBE is active would be lost, and the holder would learn only at its
-    // next renewal). Should it fail, the record is written all the same.
-    await this.listen().catch(() => undefined);
+    // published before the SUBSCRIBE is active would be lost, and the holder would learn only at its
+    // next renewal). Should it fail, the record is written all the same: a refusal is reported
+    // (refusal event, Nest's log and health()), a lost connection by the connection events.
+    await this.listen().then(
+      () => this.report('force-release notices', undefined),
+      (err: unknown) => this.report('force-release notices', refusalOf(err), true),
+    );
     const full = this.needFull || monotonicMs() >= this.nextFullAt;
     const set: string[] = [];
     const removed: string[] = [];
@@ -130,10 +159,12 @@ export class LockRegistry {
         this.needFull = true;
         return;
       }
-    } catch {
+    } catch (err) {
+      this.report('lock registry', refusalOf(err), true);
       this.needFull = true; // the next tick writes the full record
       return;
     }
+    this.report('lock registry', undefined);
     this.written.clear();
     for (const [field, value] of fields) this.written.set(field, value);
     this.recordWritten = true;
@@ -183,11 +214,31 @@ export class LockRegistry {
   /** Subscribes once to this engine's force-release notices (with its first record, not on the lock path). */
   private listen(): Promise<void> {
     const { target, keys, engineId, onNotice } = this.deps;
-    this.listening ??= target.listen(keys.noticePattern(engineId), onNotice).catch((err: unknown) => {
+    const onRefused = (err: unknown): void => this.report('force-release notices', refusalOf(err), true);
+    this.listening ??= target.listen(keys.notice(engineId), onNotice, onRefused).catch((err: unknown) => {
       this.listening = undefined;
       throw err;
     });
     return this.listening;
+  }
+
+  /** Drops the notice subscription with the record (subscribed again with the next one). */
+  private unlisten(): void {
+    if (!this.listening) return;
+    this.listening = undefined;
+    this.deps.target.unlisten(this.deps.keys.notice(this.deps.engineId));
+  }
+
+  /**
+   * Reports a refusal of `part` (or that it works again) once per change. `failed` with no refusal
+   * (a lost connection, a timeout) changes nothing: the connection events report those.
+   */
+  private report(part: RegistryPart, refusal: string | undefined, failed = false): void {
+    if (failed && refusal === undefined) return;
+    if (this.refused.get(part) === refusal) return;
+    if (refusal === undefined) this.refused.delete(part);
+    else this.refused.set(part, refusal);
+    this.deps.onRefusal?.(part, refusal);
   }
 
   private stopTimer(): void {

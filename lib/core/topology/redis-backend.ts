@@ -71,7 +71,8 @@ export class RedisBackend implements LockBackend {
     this.inspection = {
       gateways: [this.gateway],
       quorum: 1,
-      listen: (pattern, listener) => this.hub.listen(pattern, listener),
+      listen: (channel, listener, onRefused) => this.hub.listen(channel, listener, onRefused),
+      unlisten: (channel) => this.hub.unlisten(channel),
     };
   }
 
