@@ -1,5 +1,5 @@
 import { LockUpgradeError, LockWrongTypeError } from '../errors';
-import type { RedisGateway, ScriptCall } from '../redis/redis-gateway';
+import type { ScriptCall, ScriptRunner } from '../redis/redis-gateway';
 import type { LuaScript } from '../redis/script-library';
 import type { AttemptRequest, AttemptResult, HoldRef, ReleaseResult } from './lock-kind';
 
@@ -87,18 +87,18 @@ export function queuedAttemptCall(
 
 /** Runs a per-hold release script on the lock's keys (lock, aux) and decodes its reply. */
 export async function releaseHold(
-  gateway: RedisGateway,
+  gateway: ScriptRunner,
   script: LuaScript<HoldReleaseArgs, HoldReleaseReply>,
   h: HoldRef,
 ): Promise<ReleaseResult>;
 export async function releaseHold(
-  gateway: RedisGateway,
+  gateway: ScriptRunner,
   script: LuaScript<MutexReleaseArgs, HoldReleaseReply>,
   h: HoldRef,
   alwaysPublish: '0' | '1',
 ): Promise<ReleaseResult>;
 export async function releaseHold(
-  gateway: RedisGateway,
+  gateway: ScriptRunner,
   script: LuaScript<HoldReleaseArgs, HoldReleaseReply> | LuaScript<MutexReleaseArgs, HoldReleaseReply>,
   h: HoldRef,
   alwaysPublish?: '0' | '1',

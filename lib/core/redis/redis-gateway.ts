@@ -2,9 +2,27 @@ import { printable, quoteKey } from '../options/validation';
 import { LockPermissionError, LockRedisError } from '../errors';
 import { deadlines, type Deadline } from '../engine/deadlines';
 import { isFailoverError, ridesOutFailover } from '../topology/failover-retry';
-import { RedisClient } from './redis-client';
+import { isCluster, RedisClient } from './redis-client';
 import { fatalConnectionError } from './redis-connection';
 import { LuaScript, ScriptArg } from './script-library';
+
+/**
+ * What the lock kinds need of the door: run a script, the publish command their release scripts
+ * use, and whether the keys spread over a Cluster's slots. RedisGateway is the one on Redis; the
+ * testing module's in-memory backend runs TypeScript ports of the same scripts behind it.
+ */
+export interface ScriptRunner {
+  /** PUBLISH, or SPUBLISH on a Redis 7 Cluster (sharded pub/sub). */
+  readonly publishCommand: 'PUBLISH' | 'SPUBLISH';
+  /** True on a Cluster: one script call may only touch keys of one slot. */
+  readonly cluster: boolean;
+  run<Args extends readonly ScriptArg[], Reply>(
+    script: LuaScript<Args, Reply>,
+    keys: readonly string[],
+    args: Args,
+    call?: ScriptCall<Reply>,
+  ): Promise<Reply>;
+}
 
 /** Work that must be done before scripts run (see RedisGateway.beforeScripts). */
 interface Gate {
@@ -23,7 +41,7 @@ interface Gate {
  * deadline timer, every failure a LockRedisError that names the key and keeps the Redis error as
  * `cause`.
  */
-export class RedisGateway {
+export class RedisGateway implements ScriptRunner {
   /** Wake-ups go out with SPUBLISH on a Redis 7 Cluster (sharded pub/sub), PUBLISH otherwise. */
   publishCommand: 'PUBLISH' | 'SPUBLISH' = 'PUBLISH';
 
@@ -33,6 +51,7 @@ export class RedisGateway {
   private gating?: Promise<void>;
   /** Cluster and Sentinel: failover errors are retried until the command's deadline. */
   readonly ridesOutFailover: boolean;
+  readonly cluster: boolean;
 
   /** Script calls sent and not yet answered (see `batchWhenBusy`). */
   private inFlight = 0;
@@ -50,6 +69,7 @@ export class RedisGateway {
     private readonly batchWhenBusy = false,
   ) {
     this.ridesOutFailover = ridesOutFailover(client);
+    this.cluster = isCluster(client);
   }
 
   /**
