@@ -39,6 +39,9 @@ function isGlideCluster(client: GlideLike): boolean {
   return typeof (client as unknown as Record<string, unknown>).fcallWithRoute === 'function';
 }
 
+/** The scripts sent with EVAL, per GLIDE client (see GlideDoor.sent). */
+const sentScripts = new WeakMap<GlideLike, Set<string>>();
+
 /** How long a subscription may take to be confirmed (GLIDE's blocking subscribe takes a timeout). */
 const SUBSCRIBE_TIMEOUT_MS = 5000;
 
@@ -57,8 +60,18 @@ export class GlideDoor implements RedisDoor {
   readonly ridesOutFailover: boolean;
   readonly owned = false;
   readonly label: string;
+  /**
+   * Scripts this door has sent with EVAL at least once. GLIDE logs a warning for every NOSCRIPT
+   * reply, so each script's first call goes out as EVAL (which also caches it) instead of an EVALSHA
+   * bound to fail; later calls use EVALSHA, and a SCRIPT FLUSH costs one NOSCRIPT and a reload.
+   */
+  private readonly sent: Set<string>;
 
   constructor(readonly client: GlideLike) {
+    // Per client: every engine on one (multiplexed) GLIDE client shares its server's script cache.
+    let sent = sentScripts.get(client);
+    if (!sent) sentScripts.set(client, (sent = new Set()));
+    this.sent = sent;
     this.cluster = isGlideCluster(client);
     this.ridesOutFailover = this.cluster;
     this.label = this.cluster ? 'Redis Cluster' : 'Redis';
@@ -75,16 +88,13 @@ export class GlideDoor implements RedisDoor {
     args: readonly ScriptArg[],
     send: ScriptSend,
   ): Promise<unknown> {
-    const command = send.readOnly
-      ? send.reload
-        ? 'EVAL_RO'
-        : 'EVALSHA_RO'
-      : send.reload
-        ? 'EVAL'
-        : 'EVALSHA';
-    const words = [command, send.reload ? script.source : script.sha, String(keys.length), ...keys];
+    const reload = send.reload || !this.sent.has(script.sha);
+    const command = (reload ? 'EVAL' : 'EVALSHA') + (send.readOnly ? '_RO' : '');
+    const words = [command, reload ? script.source : script.sha, String(keys.length), ...keys];
     for (const arg of args) words.push(String(arg));
-    return this.send(words, keys[0]);
+    const reply = await this.send(words, keys[0]);
+    if (reload) this.sent.add(script.sha);
+    return reply;
   }
 
   command(args: RedisArgs, routeKey?: string): Promise<unknown> {
@@ -107,7 +117,7 @@ export class GlideDoor implements RedisDoor {
   }
 
   subscriber(): WakeupSubscriber {
-    return new GlideSubscriber(this.client, this.cluster);
+    return new GlideSubscriber(this.client);
   }
 
   watch(): void {
@@ -164,10 +174,7 @@ class GlideSubscriber implements WakeupSubscriber {
   private client?: Promise<GlideLike>;
   private closed = false;
 
-  constructor(
-    private readonly source: GlideLike,
-    private readonly cluster: boolean,
-  ) {}
+  constructor(private readonly source: GlideLike) {}
 
   async subscribe(channel: string, sharded: boolean): Promise<void> {
     const sub = await this.open();
