@@ -86,6 +86,37 @@ export class ClientFactory {
     return c;
   }
 
+  /**
+   * A Cluster client made synchronously and not connected (see sync()): ioredis/iovalkey `new Cluster`,
+   * node-redis `createCluster` (connected by the library on first use).
+   */
+  syncCluster(nodes: readonly HostPort[]): unknown {
+    /* eslint-disable @typescript-eslint/no-require-imports -- synchronous construction is the point */
+    if (this.family === 'ioredis' || this.family === 'iovalkey') {
+      const { Cluster } = (
+        this.family === 'ioredis' ? require('ioredis') : require('iovalkey')
+      ) as typeof import('ioredis');
+      const c = new Cluster(
+        nodes.map((n) => ({ host: n.host, port: n.port })),
+        { redisOptions: { maxRetriesPerRequest: 3 } },
+      );
+      c.on('error', () => undefined);
+      this.closers.push(() => c.quit().catch(() => c.disconnect()));
+      return c;
+    }
+    if (this.family === 'glide') throw new Error('GLIDE clients are created asynchronously: use cluster()');
+    const { createCluster } = (
+      this.family === 'node-redis5' ? require('redis5') : require('redis')
+    ) as typeof import('redis');
+    /* eslint-enable @typescript-eslint/no-require-imports */
+    const c = createCluster({ rootNodes: nodes.map((n) => ({ url: `redis://${n.host}:${n.port}` })) });
+    c.on('error', () => undefined);
+    this.closers.push(async () => {
+      if (c.isOpen) await c.close().catch(() => c.destroy());
+    });
+    return c;
+  }
+
   /** A Cluster client of these nodes, connected. */
   async cluster(nodes: readonly HostPort[]): Promise<unknown> {
     switch (this.family) {
