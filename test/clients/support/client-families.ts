@@ -152,6 +152,23 @@ export class ClientFactory {
     }
   }
 
+  /** node-redis through Sentinel (`createSentinel`), made synchronously and not connected (see sync()). */
+  syncSentinel(name: string, sentinels: readonly HostPort[]): unknown {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- synchronous construction is the point
+    const { createSentinel } = (
+      this.family === 'node-redis5' ? require('redis5') : require('redis')
+    ) as typeof import('redis');
+    const c = createSentinel({
+      name,
+      sentinelRootNodes: sentinels.map((s) => ({ host: s.host, port: s.port })),
+    });
+    c.on('error', () => undefined);
+    this.closers.push(async () => {
+      if (c.isOpen) await c.close().catch(() => c.destroy());
+    });
+    return c;
+  }
+
   /** node-redis through Sentinel (`createSentinel`), connected. */
   async sentinel(name: string, sentinels: readonly HostPort[]): Promise<unknown> {
     const { createSentinel } = await this.nodeRedis();

@@ -13,7 +13,8 @@ import { toResp2Shape } from './resp3-replies';
  */
 export interface NodeRedisLike {
   sendCommand(...args: unknown[]): Promise<unknown>;
-  duplicate(overrides?: unknown): NodeRedisLike;
+  /** Absent on a v5 Sentinel. */
+  duplicate?(overrides?: unknown): NodeRedisLike;
   connect(): Promise<unknown>;
   readonly isOpen: boolean;
   readonly isReady: boolean;
@@ -38,13 +39,16 @@ type PubSubListener = (message: string, channel: string) => void;
 /** Which of node-redis' three entry points made the object. */
 export type NodeRedisShape = 'client' | 'cluster' | 'sentinel';
 
-/** True when `value` is a node-redis client, Cluster or Sentinel (no lowercase `evalsha`: not ioredis). */
+/**
+ * True when `value` is a node-redis client, Cluster or Sentinel (no lowercase `evalsha`: not
+ * ioredis). A v5 Sentinel has no `duplicate()`: it is told by its `getMasterNode()`.
+ */
 export function isNodeRedis(value: object): value is NodeRedisLike {
   const v = value as Record<string, unknown>;
   return (
     typeof v.sendCommand === 'function' &&
-    typeof v.duplicate === 'function' &&
     typeof v.connect === 'function' &&
+    (typeof v.duplicate === 'function' || typeof v.getMasterNode === 'function') &&
     typeof v.evalsha !== 'function'
   );
 }
@@ -122,6 +126,9 @@ export class NodeRedisDoor implements RedisDoor {
   }
 
   subscriber(): WakeupSubscriber {
+    // A v5 Sentinel cannot be duplicated: its own pub/sub connection (which follows the master) is
+    // used, and left open at close (only this library's subscriptions are dropped).
+    if (!this.client.duplicate) return new NodeRedisSubscriber(this.client, () => this.open());
     return new NodeRedisSubscriber(this.client.duplicate());
   }
 
@@ -146,8 +153,8 @@ export class NodeRedisDoor implements RedisDoor {
     return this.client.sendCommand(words);
   }
 
-  /** Connects a client the user passed unconnected, once (a client they closed stays closed: its commands fail). */
-  private open(): Promise<unknown> | undefined {
+  /** @internal Connects a client the user passed unconnected, once (a client they closed stays closed: its commands fail). */
+  open(): Promise<unknown> | undefined {
     if (this.client.isOpen) return undefined;
     this.connecting ??= this.client.connect().catch((err: unknown) => {
       this.connecting = undefined;
@@ -165,20 +172,28 @@ export class NodeRedisDoor implements RedisDoor {
 class NodeRedisSubscriber implements WakeupSubscriber {
   private readonly listeners: ((channel: string, message: string) => void)[] = [];
   private connecting?: Promise<unknown>;
+  /** Channels subscribed here (unsubscribed at close when the connection is the user's). */
+  private readonly subscribed = new Map<string, boolean>();
   private readonly deliver: PubSubListener = (message, channel) => {
     for (const listener of this.listeners) listener(channel, message);
   };
 
-  constructor(private readonly sub: NodeRedisLike) {
+  constructor(
+    private readonly sub: NodeRedisLike,
+    /** For the user's own client (not a duplicate this library opened and closes): how the door connects it. */
+    private readonly shared?: () => Promise<unknown> | undefined,
+  ) {
     sub.on('error', () => undefined); // reconnects are node-redis' job; waiters poll meanwhile
   }
 
   async subscribe(channel: string, sharded: boolean): Promise<void> {
     await this.open();
+    this.subscribed.set(channel, sharded);
     await (sharded ? this.sub.sSubscribe(channel, this.deliver) : this.sub.subscribe(channel, this.deliver));
   }
 
   async unsubscribe(channel: string, sharded: boolean): Promise<void> {
+    this.subscribed.delete(channel);
     if (!this.sub.isOpen) return;
     await (sharded
       ? this.sub.sUnsubscribe(channel, this.deliver)
@@ -193,6 +208,15 @@ class NodeRedisSubscriber implements WakeupSubscriber {
     this.listeners.length = 0;
     await this.connecting?.catch(() => undefined);
     if (!this.sub.isOpen) return;
+    if (this.shared) {
+      const left = [...this.subscribed];
+      this.subscribed.clear();
+      // The user's connection stays open: only this library's listeners leave it.
+      await Promise.all(
+        left.map(([channel, sharded]) => this.unsubscribe(channel, sharded).catch(() => undefined)),
+      );
+      return;
+    }
     const end = this.sub.close ?? this.sub.quit;
     try {
       await withDeadline(Promise.resolve(end?.call(this.sub)), 1000);
@@ -202,7 +226,8 @@ class NodeRedisSubscriber implements WakeupSubscriber {
     if (this.sub.isOpen) this.sub.destroy?.();
   }
 
-  private open(): Promise<unknown> {
+  private open(): Promise<unknown> | undefined {
+    if (this.shared) return this.shared();
     this.connecting ??= this.sub.connect();
     return this.connecting;
   }
