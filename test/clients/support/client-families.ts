@@ -154,10 +154,11 @@ export class ClientFactory {
 
   /** node-redis through Sentinel (`createSentinel`), made synchronously and not connected (see sync()). */
   syncSentinel(name: string, sentinels: readonly HostPort[]): unknown {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- synchronous construction is the point
+    /* eslint-disable @typescript-eslint/no-require-imports -- synchronous construction is the point */
     const { createSentinel } = (
       this.family === 'node-redis5' ? require('redis5') : require('redis')
     ) as typeof import('redis');
+    /* eslint-enable @typescript-eslint/no-require-imports */
     const c = createSentinel({
       name,
       sentinelRootNodes: sentinels.map((s) => ({ host: s.host, port: s.port })),
