@@ -81,8 +81,8 @@ describe.each(FAMILIES)('faults on %s', (family) => {
     await secondBusy;
     const channel = `${PREFIX}{${key}}:m:ch`;
 
-    await admin.client('KILL', 'TYPE', 'pubsub');
-    await admin.client('KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
+    await admin.call('CLIENT', 'KILL', 'TYPE', 'pubsub');
+    await admin.call('CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
     // The subscriber reconnects and subscribes again (ioredis: the hub; node-redis, GLIDE: themselves).
     await waitUntil(
       async () => Number(((await admin.pubsub('NUMSUB', channel)) as [string, number])[1]) >= 1,

@@ -42,6 +42,9 @@ function isGlideCluster(client: GlideLike): boolean {
 /** The scripts sent with EVAL, per GLIDE client (see GlideDoor.sent). */
 const sentScripts = new WeakMap<GlideLike, Set<string>>();
 
+/** How long a channel left by its last waiter stays subscribed on a GLIDE subscriber. */
+const LINGER_MS = 2000;
+
 /** How long a subscription may take to be confirmed (GLIDE's blocking subscribe takes a timeout). */
 const SUBSCRIBE_TIMEOUT_MS = 5000;
 
@@ -173,20 +176,65 @@ class GlideSubscriber implements WakeupSubscriber {
   private readonly listeners: ((channel: string, message: string) => void)[] = [];
   private client?: Promise<GlideLike>;
   private closed = false;
+  /** Channels whose unsubscribe is held back (see unsubscribe). */
+  private readonly lingering = new Map<string, NodeJS.Timeout>();
+  /** The last subscription change of each channel still in flight (see inOrder). */
+  private readonly changes = new Map<string, Promise<void>>();
 
   constructor(private readonly source: GlideLike) {}
 
   async subscribe(channel: string, sharded: boolean): Promise<void> {
-    const sub = await this.open();
-    if (sharded && sub.ssubscribe) await sub.ssubscribe([channel], SUBSCRIBE_TIMEOUT_MS);
-    else await sub.subscribe([channel], SUBSCRIBE_TIMEOUT_MS);
+    const lingering = this.lingering.get(channel);
+    if (lingering) {
+      // Still subscribed (its unsubscribe was held back): nothing to ask GLIDE.
+      clearTimeout(lingering);
+      this.lingering.delete(channel);
+      return;
+    }
+    await this.inOrder(channel, async () => {
+      const sub = await this.open();
+      if (sharded && sub.ssubscribe) await sub.ssubscribe([channel], SUBSCRIBE_TIMEOUT_MS);
+      else await sub.subscribe([channel], SUBSCRIBE_TIMEOUT_MS);
+    });
   }
 
+  /**
+   * Unsubscribes LINGER_MS later, unless the channel is subscribed again meanwhile. GLIDE confirms a
+   * subscription change only when its background reconciliation has run (tens of ms, far longer than
+   * one SUBSCRIBE round trip): a channel left by its last waiter and joined by the next one moments
+   * later (a lock passing back and forth) would otherwise make each new waiter wait for that, and a
+   * local hand-off told while it waits was lost until its backoff.
+   */
   async unsubscribe(channel: string, sharded: boolean): Promise<void> {
-    if (!this.client || this.closed) return;
-    const sub = await this.client;
-    if (sharded && sub.sunsubscribe) await sub.sunsubscribe([channel], SUBSCRIBE_TIMEOUT_MS);
-    else await sub.unsubscribe([channel], SUBSCRIBE_TIMEOUT_MS);
+    if (!this.client || this.closed || this.lingering.has(channel)) return;
+    const client = this.client;
+    const timer = setTimeout(() => {
+      this.lingering.delete(channel);
+      this.inOrder(channel, async () => {
+        const sub = await client;
+        if (sharded && sub.sunsubscribe) await sub.sunsubscribe([channel], SUBSCRIBE_TIMEOUT_MS);
+        else await sub.unsubscribe([channel], SUBSCRIBE_TIMEOUT_MS);
+      }).catch(() => undefined); // a closed client has no subscription left to drop
+    }, LINGER_MS);
+    timer.unref();
+    this.lingering.set(channel, timer);
+  }
+
+  /**
+   * Runs one channel's subscription changes one after the other. GLIDE reconciles subscriptions in
+   * the background toward the set last asked for: an UNSUBSCRIBE still in flight when the same
+   * channel is subscribed again (the last waiter left, a new one came) could otherwise land last and
+   * leave the new waiter deaf, woken only by its backoff.
+   */
+  private inOrder(channel: string, change: () => Promise<void>): Promise<void> {
+    const previous = this.changes.get(channel) ?? Promise.resolve();
+    const next = previous.catch(() => undefined).then(change);
+    const settled = next.catch(() => undefined);
+    this.changes.set(channel, settled);
+    void settled.then(() => {
+      if (this.changes.get(channel) === settled) this.changes.delete(channel);
+    });
+    return next;
   }
 
   onMessage(listener: (channel: string, message: string) => void): void {
@@ -196,6 +244,8 @@ class GlideSubscriber implements WakeupSubscriber {
   async close(): Promise<void> {
     this.closed = true;
     this.listeners.length = 0;
+    for (const timer of this.lingering.values()) clearTimeout(timer);
+    this.lingering.clear();
     const sub = await this.client?.catch(() => undefined);
     sub?.close();
   }
