@@ -21,20 +21,26 @@ export class ClientFactory {
   constructor(readonly family: Family) {}
 
   /** A standalone client of `url`'s server, connected (GLIDE and node-redis as their users connect them). */
-  async standalone(url: string): Promise<unknown> {
+  async standalone(url: string, auth?: { username: string; password: string }): Promise<unknown> {
+    if (auth) {
+      const u = new URL(url);
+      u.username = auth.username;
+      u.password = auth.password;
+      url = u.toString();
+    }
     const { hostname, port } = new URL(url);
     const host = hostname;
     const p = Number(port);
     switch (this.family) {
       case 'ioredis': {
         const { Redis } = await import('ioredis');
-        const c = new Redis(p, host, { maxRetriesPerRequest: 3 });
+        const c = new Redis(p, host, { maxRetriesPerRequest: 3, ...auth });
         this.closers.push(() => c.quit().catch(() => c.disconnect()));
         return c;
       }
       case 'iovalkey': {
         const { Redis } = await import('iovalkey');
-        const c = new Redis(p, host, { maxRetriesPerRequest: 3 });
+        const c = new Redis(p, host, { maxRetriesPerRequest: 3, ...auth });
         this.closers.push(() => c.quit().catch(() => c.disconnect()));
         return c;
       }
@@ -49,7 +55,11 @@ export class ClientFactory {
       }
       case 'glide': {
         const { GlideClient } = await import('@valkey/valkey-glide');
-        const c = await GlideClient.createClient({ addresses: [{ host, port: p }], requestTimeout: 2000 });
+        const c = await GlideClient.createClient({
+          addresses: [{ host, port: p }],
+          requestTimeout: 2000,
+          ...(auth && { credentials: auth }),
+        });
         this.closers.push(async () => c.close());
         return c;
       }
