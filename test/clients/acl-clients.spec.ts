@@ -7,6 +7,7 @@
  */
 import { createLockEngine } from '../../lib/core';
 import type { LockEngine } from '../../lib/core/engine/lock-engine';
+import { track } from '../support/lock-env';
 import { closeClient, redisClient } from '../support/redis-assertions';
 import { startRedis, type RedisServerProcess } from '../support/redis-server';
 import { ClientFactory, FAMILIES } from './support/client-families';
@@ -49,7 +50,7 @@ describe.each(FAMILIES)('the documented ACL on %s', (family) => {
     await admin.call('ACL', 'LOG', 'RESET');
     const clients = new ClientFactory(family);
     factories.push(clients);
-    const options = { keyPrefix: PREFIX, watchdogLeaseMs: 300, renewEveryMs: 100 };
+    const options = { keyPrefix: PREFIX, watchdogLeaseMs: 3000, renewEveryMs: 200 };
     const [a, b] = await Promise.all([
       clients.standalone(server.url, { username, password: 'pw' }),
       clients.standalone(server.url, { username, password: 'pw' }),
@@ -58,11 +59,11 @@ describe.each(FAMILIES)('the documented ACL on %s', (family) => {
     const waiter = createLockEngine({ ...options, redis: b as never });
     engines.push(holder, waiter);
     const held = await holder.acquire('k');
-    const waiting = waiter.acquire('k', { waitMs: 10_000 });
+    const waiting = track(waiter.acquire('k', { waitMs: 10_000 }));
     await new Promise((resolve) => setTimeout(resolve, 700)); // renewals, and the registry's write
     expect(held.signal.aborted).toBe(false);
     expect(await held.release()).toBe(true);
-    const next = await waiting;
+    const next = await waiting.result;
     expect(next.fencingToken).toBeGreaterThan(held.fencingToken);
     expect(await next.release()).toBe(true);
     const log = (await admin.call('ACL', 'LOG')) as unknown[][];

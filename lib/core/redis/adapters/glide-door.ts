@@ -1,4 +1,5 @@
 import type { LockRedisError } from '../../errors';
+import { withDeadline } from '../../waiting/with-deadline';
 import { requireClientPackage } from '../client-package';
 import type { RedisArgs, RedisDoor, ScriptSend, WakeupSubscriber } from '../redis-door';
 import type { LuaScript, ScriptArg } from '../script-library';
@@ -244,9 +245,21 @@ class GlideSubscriber implements WakeupSubscriber {
   async close(): Promise<void> {
     this.closed = true;
     this.listeners.length = 0;
+    const lingering = [...this.lingering.keys()];
     for (const timer of this.lingering.values()) clearTimeout(timer);
     this.lingering.clear();
-    const sub = await this.client?.catch(() => undefined);
+    // GLIDE's close() does not wait for its sockets: drop the held-back subscriptions first, so none
+    // is left on the server once close() resolves (bounded: a dead server does not hold shutdown).
+    const sub = this.client && (await this.client.catch(() => undefined));
+    if (sub && lingering.length > 0) {
+      await withDeadline(
+        Promise.allSettled([
+          sub.unsubscribe(lingering, SUBSCRIBE_TIMEOUT_MS),
+          ...(sub.sunsubscribe ? [sub.sunsubscribe(lingering, SUBSCRIBE_TIMEOUT_MS)] : []),
+        ]),
+        1000,
+      );
+    }
     sub?.close();
   }
 
