@@ -2,16 +2,17 @@
 // `npm run test:packed` (part of `npm test`): the library as users get it — built, packed, installed
 // from the tarball — on Nest 11 and on Nest 12, loaded as CommonJS and as ES modules.
 //   1. npm run build, npm pack → a temp dir (exactly the files a user downloads)
-//   2. test/package: the tarball unpacked into its node_modules (Nest 11 from the root node_modules):
+// Everything it runs lives in test/packaging/:
+//   2. nest11/: the tarball unpacked into its node_modules (Nest 11 from the root node_modules):
 //        dual-load.test.mjs   require() and import in one process give the same classes
 //        jest-cjs.test.cjs    Jest's CommonJS runtime (what Nest 11 apps' tests use)
 //        types/               the .d.ts / .d.mts / .d.cts under node10, node16, nodenext and bundler, skipLibCheck off
-//      and test/packed-build (jest.packed.config.js): the tarball with its optional peers blocked
-//   3. test/nest12 (an ESM-only Nest 12 app): npm ci when stale, the tarball installed with --no-save;
+//      and packed/ (the Jest project `packed`): the tarball with its optional peers blocked
+//   3. nest12/ (an ESM-only Nest 12 app): npm ci when stale, the tarball installed with --no-save;
 //        node:test smoke, Jest in ESM mode, Vitest, and its types under node16 and nodenext
 //   4. the Nest-layer and e2e specs of the repository on Nest 12 and the packed build
-//      (jest.nest12.config.js, Jest in ESM mode)
-// Writes nothing tracked: dist/, test/package/node_modules and test/nest12/node_modules are ignored.
+//      (the Jest project `nest12`, Jest in ESM mode; nest12-suite/ redirects the imports)
+// Writes nothing tracked: dist/ and test/packaging/*/node_modules are ignored.
 'use strict';
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
@@ -19,8 +20,8 @@ const os = require('node:os');
 const path = require('node:path');
 
 const root = path.resolve(__dirname, '..');
-const packageDir = path.join(root, 'test', 'package');
-const nest12Dir = path.join(root, 'test', 'nest12');
+const packageDir = path.join(root, 'test', 'packaging', 'nest11');
+const nest12Dir = path.join(root, 'test', 'packaging', 'nest12');
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 const tsc = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc');
 const jest = path.join(root, 'node_modules', 'jest', 'bin', 'jest.js');
@@ -55,7 +56,7 @@ function npmCiIfStale(dir) {
     fs.existsSync(installed) &&
     fs.statSync(installed).mtimeMs >= fs.statSync(lock).mtimeMs &&
     fs.existsSync(path.join(dir, 'node_modules', '@nestjs', 'core'));
-  if (!fresh) run('npm ci (test/nest12)', npm, ['ci', '--no-audit', '--no-fund'], dir);
+  if (!fresh) run('npm ci (test/packaging/nest12)', npm, ['ci', '--no-audit', '--no-fund'], dir);
 }
 
 const packDir = fs.mkdtempSync(path.join(os.tmpdir(), 'nestjs-distributed-lock-pack-'));
@@ -69,7 +70,12 @@ try {
   const unpacked = path.join(packageDir, 'node_modules', 'nestjs-distributed-lock');
   fs.rmSync(unpacked, { recursive: true, force: true });
   fs.mkdirSync(unpacked, { recursive: true });
-  run('unpack (test/package)', 'tar', ['xzf', tarball, '-C', unpacked, '--strip-components=1'], root);
+  run(
+    'unpack (test/packaging/nest11)',
+    'tar',
+    ['xzf', tarball, '-C', unpacked, '--strip-components=1'],
+    root,
+  );
   node(
     'Nest 11: require and import in one process',
     ['--test', '--test-reporter=spec', 'dual-load.test.mjs'],
@@ -81,12 +87,12 @@ try {
   }
   // The tarball alone, its optional peers blocked: it loads, locks and names a missing peer.
   process.env.PACKED_PACKAGE_DIR = unpacked;
-  node('without optional peers', [jest, '-c', 'jest.packed.config.js'], root);
+  node('without optional peers', [jest, '--selectProjects', 'packed'], root);
   delete process.env.PACKED_PACKAGE_DIR;
 
   npmCiIfStale(nest12Dir);
   run(
-    'install tarball (test/nest12)',
+    'install tarball (test/packaging/nest12)',
     npm,
     ['install', '--no-save', '--no-audit', '--no-fund', tarball],
     nest12Dir,
@@ -104,7 +110,7 @@ try {
 
   node(
     'Nest 12: Nest-layer and e2e specs',
-    ['--experimental-vm-modules', jest, '-c', 'jest.nest12.config.js'],
+    ['--experimental-vm-modules', jest, '--selectProjects', 'nest12'],
     root,
   );
 } finally {

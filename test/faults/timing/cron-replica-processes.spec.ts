@@ -1,7 +1,7 @@
 import Redis from 'ioredis';
-import { startRedis, type RedisServerProcess } from '../support/redis-server';
-import { spawnWorker, type WorkerProcess } from '../support/spawn-worker';
-import { sleep } from '../support/wait';
+import { startRedis, type RedisServerProcess } from '../../support/redis-server';
+import { spawnWorker, type WorkerProcess } from '../../support/spawn-worker';
+import { sleep } from '../../support/wait';
 
 /*
  * Three replicas as separate OS processes, each with ScheduleModule and its own

@@ -3,19 +3,19 @@
  * @nestjs/terminus, graphql, @nestjs/microservices, @nestjs/websockets): lib is built by `npm run build`, laid out as an installed package (its
  * package.json exports map included), and run in a child Node whose module resolution refuses the
  * optional peers and records any attempt to load them. Only the terminus subpath needs its peer,
- * and says so. Part of `npm run test:packed` (on the packed tarball, jest.packed.config.js), not of
- * the parallel run; alone (`npx jest -c jest.packed.config.js`) it builds lib first.
+ * and says so. Part of `npm run test:packed` (on the packed tarball, the `packed` Jest project), not of
+ * the parallel run; alone (`npx jest --selectProjects packed`) it builds lib first.
  */
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
-import { startRedis, type RedisServerProcess } from '../support/redis-server';
+import { startRedis, type RedisServerProcess } from '../../support/redis-server';
 
 const run = promisify(execFile);
-const ROOT = path.resolve(__dirname, '../..');
-const SUPPORT = path.join(__dirname, '..', 'observability', 'support');
+const ROOT = path.resolve(__dirname, '../../..');
+const SUPPORT = __dirname;
 
 let server: RedisServerProcess;
 let dir: string;
@@ -26,7 +26,7 @@ beforeAll(async () => {
   const pkgDir = path.join(dir, 'node_modules', 'nestjs-distributed-lock');
   const packed = process.env.PACKED_PACKAGE_DIR;
   if (packed) {
-    // `npm run test:packed` (jest.packed.config.js): the unpacked tarball, exactly what users install.
+    // `npm run test:packed` (the `packed` project): the unpacked tarball, exactly what users install.
     fs.cpSync(packed, pkgDir, { recursive: true });
   } else {
     // Run alone: the real build (ESM + CJS + entry points), laid out as an installed package.

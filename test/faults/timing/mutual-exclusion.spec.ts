@@ -5,11 +5,11 @@
  * (the control that shows this workload can catch a broken lock).
  */
 import * as path from 'path';
-import { commandCounts, uniqueKey, useLockEnv } from '../support/lock-env';
-import { spawnWorker, WorkerProcess } from '../support/spawn-worker';
-import { DEFAULT_COHORT_BOUNDS } from '../../lib/core/engine/cohort';
+import { commandCounts, uniqueKey, useLockEnv } from '../../support/lock-env';
+import { spawnWorker, WorkerProcess } from '../../support/spawn-worker';
+import { DEFAULT_COHORT_BOUNDS } from '../../../lib/core/engine/cohort';
 
-const WORKER = path.join(__dirname, 'workers', 'counter-worker.ts');
+const WORKER = path.join(__dirname, '..', '..', 'core', 'workers', 'counter-worker.ts');
 const PROCESSES = 4;
 const CALLERS = 8;
 

@@ -1,6 +1,6 @@
 import type { LockEngine } from '../../lib/core/engine/lock-engine';
 import { createInMemoryLockEngine } from '../../lib/testing';
-import { describeLockBehaviour } from './behaviour/describe-lock-behaviour';
+import { describeLockBehaviour } from '../testing/behaviour/describe-lock-behaviour';
 
 // The shared behaviour suite on the in-memory backend: engines of one test share one store.
 describeLockBehaviour('the in-memory backend', async () => {

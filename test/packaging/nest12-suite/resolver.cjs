@@ -1,17 +1,17 @@
-// Jest resolver for jest.nest12.config.js (last step of `npm run test:packed`): runs the Nest-layer and e2e specs,
+// Jest resolver of the `nest12` project (jest.config.js; last step of `npm run test:packed`): runs the Nest-layer and e2e specs,
 // unchanged, on NestJS 12 and on the PACKED library instead of lib/.
 //   - `../../lib` (the public barrel, all the specs import) → `nestjs-distributed-lock` as installed
-//     from the tarball in test/nest12/node_modules; `lib/core/public`, `lib/testing`, `lib/terminus`,
+//     from the tarball in test/packaging/nest12/node_modules; `lib/core/public`, `lib/testing`, `lib/terminus`,
 //     `lib/observability`, `lib/console` → `nestjs-distributed-lock/<entry>` (lib/core itself is the internal barrel).
-//   - @nestjs/*, rxjs, reflect-metadata and ioredis → test/nest12/node_modules (Nest 12), so the specs,
+//   - @nestjs/*, rxjs, reflect-metadata and ioredis → test/packaging/nest12/node_modules (Nest 12), so the specs,
 //     the sample app and the library share one copy of Nest.
 // Any other import of a file under lib/ fails loudly: it would bypass the packed build.
 'use strict';
 const path = require('node:path');
 
-const ROOT = path.resolve(__dirname, '..', '..');
+const ROOT = path.resolve(__dirname, '..', '..', '..');
 const LIB = path.join(ROOT, 'lib');
-const NEST12 = path.join(ROOT, 'test', 'nest12');
+const NEST12 = path.join(ROOT, 'test', 'packaging', 'nest12');
 /** The package's public subpath entry points (package.json exports, scripts/build.mjs ENTRY_POINTS). */
 const SUBPATHS = {
   core: 'core/public',

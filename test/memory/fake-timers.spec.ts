@@ -53,7 +53,9 @@ describe('the in-memory engine under Jest fake timers', () => {
   });
 
   it('keeps a watchdog lock renewed however far the clock moves', async () => {
-    const engine = createInMemoryLockEngine();
+    // The 30 s watchdog lease of production (renewed every 10 s), not the testing default of a renewal
+    // every 50 ms: ten minutes then take sixty renewals, not twelve thousand.
+    const engine = createInMemoryLockEngine({ watchdogLeaseMs: 30_000 });
     const handle = await settle(engine.acquire('long-job'));
     await advance(10 * 60_000); // ten minutes: sixty renewals of the 30 s lease
     expect(handle.signal.aborted).toBe(false);
