@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import * as path from 'node:path';
+import { TS_REGISTER } from '../../support/spawn-worker';
 
 const REPO = path.resolve(__dirname, '..', '..', '..');
 
@@ -10,13 +11,12 @@ export interface CliRun {
   stderr: string;
 }
 
-/** Runs `nestjs-distributed-lock <args>` from the sources (ts-node) in its own process. */
+/** Runs `nestjs-distributed-lock <args>` from the sources (TypeScript, test/support/ts-register.cjs) in its own process. */
 export function runCliProcess(args: string[]): Promise<CliRun> {
-  const register = require.resolve('ts-node/register/transpile-only');
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['-r', register, path.join(REPO, 'lib', 'cli', 'bin.ts'), ...args],
+      ['-r', TS_REGISTER, path.join(REPO, 'lib', 'cli', 'bin.ts'), ...args],
       { cwd: REPO, timeout: 60_000 },
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === 'number' ? error.code : 99) : 0;
