@@ -5,7 +5,6 @@
  * and waiters; a force release through the console evicts the holder, fences its stale write out,
  * grants a waiter a higher token and leaves an audit entry.
  */
-import * as path from 'path';
 import type { ForceReleaseRecord, LockInfo } from '../../lib/core';
 
 /** GET /locks/api/locks/:key */
@@ -18,13 +17,13 @@ import {
   E2E_LOCK_PREFIX,
   startSampleAppUnderTest,
   type SampleAppUnderTest,
-} from '../e2e/support/sample-app-under-test';
+} from '../support/sample-app-under-test';
 import { uniqueKey, useLockEnv } from '../support/lock-env';
 import type { WorkerProcess } from '../support/spawn-worker';
 import { waitUntil } from '../support/wait';
-import { runCliProcess } from './support/run-cli';
+import { runCliProcess } from '../support/run-cli';
 
-const env = useLockEnv({ keyPrefix: E2E_LOCK_PREFIX, workersDir: path.join(__dirname, 'workers') });
+const env = useLockEnv({ keyPrefix: E2E_LOCK_PREFIX });
 const AUTH = { authorization: `Basic ${Buffer.from('ops:ops').toString('base64')}` };
 
 let sample: SampleAppUnderTest | undefined;

@@ -3,15 +3,14 @@
  * long as it is held and tells the holder the moment it finds the key gone; a holder that dies
  * without releasing frees the lock when its lease runs out.
  */
-import * as path from 'path';
 import { LockLostError } from '../../lib/core/errors';
 import { KeySpace } from '../../lib/core/kinds/key-space';
 import { monotonicMs } from '../../lib/core/engine/ids';
-import { spawnWorker, WorkerProcess } from '../support/spawn-worker';
+import { spawnWorker, workerPath, WorkerProcess } from '../support/spawn-worker';
 import { waitUntil } from '../support/wait';
 import { holdCount, nextEvent, track, uniqueKey, useLockEnv, whenAborted } from '../support/lock-env';
 
-const WORKER = path.join(__dirname, 'workers', 'lock-worker.ts');
+const WORKER = workerPath('engine-worker.ts');
 const PREFIX = 'lease:';
 const keys = new KeySpace(PREFIX);
 const lockName = (key: string): string => keys.names(key, 'm').lock;

@@ -3,13 +3,12 @@
  * polling: the backoff is set to 60 s, far longer than these tests may run, and every waiter still
  * gets the lock after the release with no more Redis attempts than wake-ups explain.
  */
-import * as path from 'path';
 import { KeySpace } from '../../lib/core/kinds/key-space';
 import type { LockHandle } from '../../lib/core/engine/lock-handle';
-import { spawnWorker, WorkerProcess } from '../support/spawn-worker';
+import { spawnWorker, workerPath, WorkerProcess } from '../support/spawn-worker';
 import { EventPayload, LockEnv, nextEvent, track, uniqueKey, useLockEnv } from '../support/lock-env';
 
-const WORKER = path.join(__dirname, 'workers', 'lock-worker.ts');
+const WORKER = workerPath('engine-worker.ts');
 const PREFIX = 'wake:';
 /** Polling can never be what wakes a waiter here: the first poll would come after a minute. */
 const NO_POLLING = { keyPrefix: PREFIX, backoff: { initialMs: 60_000, maxMs: 60_000 } };

@@ -5,7 +5,7 @@
 import type { WorkerProcess } from '../support/spawn-worker';
 import { waitUntil } from '../support/wait';
 import { uniqueKey, useLockEnv } from '../support/lock-env';
-import { FAMILY_ENV, lockNames } from './support/family-locks';
+import { FAMILY_ENV, lockNames } from '../support/family-locks';
 
 const env = useLockEnv(FAMILY_ENV);
 

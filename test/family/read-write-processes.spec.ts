@@ -2,10 +2,10 @@
  * Read-write lock across OS processes: readers overlap and writers exclude everything (checked on
  * a Redis-side timeline), and a reader that dies or freezes frees its share after its own lease.
  */
-import { replayIntervals } from './support/interval-log';
+import { replayIntervals } from '../support/interval-log';
 import { waitUntil } from '../support/wait';
 import { uniqueKey, useLockEnv } from '../support/lock-env';
-import { FAMILY_ENV, lockNames } from './support/family-locks';
+import { FAMILY_ENV, lockNames } from '../support/family-locks';
 
 const env = useLockEnv(FAMILY_ENV);
 

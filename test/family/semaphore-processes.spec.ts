@@ -3,7 +3,7 @@
  * (a Redis-side counter records the most seen), and the permit of a killed holder comes back.
  */
 import { uniqueKey, useLockEnv } from '../support/lock-env';
-import { FAMILY_ENV, lockNames } from './support/family-locks';
+import { FAMILY_ENV, lockNames } from '../support/family-locks';
 
 const env = useLockEnv(FAMILY_ENV);
 

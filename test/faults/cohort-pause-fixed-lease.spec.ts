@@ -6,11 +6,11 @@
  * hand-off of the dead lease, waits in Redis while a holder of another process has the lock, and
  * then gets a fresh grant with a higher token.
  */
-import { epochMs, round1 } from './support/clock';
-import { expectCleanRedis, faultEngine } from './support/fault-engine';
-import { useFaultEnv } from './support/fault-env';
-import { faultFigures } from './support/fault-figures';
-import { startHolder } from './support/holders';
+import { epochMs, round1 } from '../support/clock';
+import { expectCleanRedis, faultEngine } from '../support/fault-engine';
+import { useFaultEnv } from '../support/fault-env';
+import { faultFigures } from '../support/fault-figures';
+import { startHolder } from '../support/holders';
 
 const env = useFaultEnv();
 const figures = faultFigures();

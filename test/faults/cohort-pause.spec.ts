@@ -5,11 +5,11 @@
  * process has the lock, and only then gets a fresh grant with a higher token; the frozen holder's
  * stale write is rejected by the fencing oracle and its late release reports false.
  */
-import { epochMs, round1 } from './support/clock';
-import { expectCleanRedis, faultEngine } from './support/fault-engine';
-import { useFaultEnv } from './support/fault-env';
-import { faultFigures } from './support/fault-figures';
-import { startHolder } from './support/holders';
+import { epochMs, round1 } from '../support/clock';
+import { expectCleanRedis, faultEngine } from '../support/fault-engine';
+import { useFaultEnv } from '../support/fault-env';
+import { faultFigures } from '../support/fault-figures';
+import { startHolder } from '../support/holders';
 
 const env = useFaultEnv();
 const figures = faultFigures();

@@ -3,17 +3,17 @@
  * stuck; the next holder gets it once the dead holder's lease runs out (its watchdog is dead
  * too, so nothing renews it). Figures: recovery time from the kill to the next grant.
  */
-import { round1, summarize, epochMs } from './support/clock';
+import { round1, summarize, epochMs } from '../support/clock';
 import {
   expectCleanRedis,
   faultEngine,
   lockKeyOf,
   RENEW_EVERY_MS,
   WATCHDOG_LEASE_MS,
-} from './support/fault-engine';
-import { useFaultEnv } from './support/fault-env';
-import { faultFigures } from './support/fault-figures';
-import { startHolder } from './support/holders';
+} from '../support/fault-engine';
+import { useFaultEnv } from '../support/fault-env';
+import { faultFigures } from '../support/fault-figures';
+import { startHolder } from '../support/holders';
 
 const env = useFaultEnv();
 const figures = faultFigures();

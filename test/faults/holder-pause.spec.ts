@@ -7,11 +7,11 @@
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { epochMs, round1 } from './support/clock';
-import { expectCleanRedis, faultEngine, lockKeyOf, WATCHDOG_LEASE_MS } from './support/fault-engine';
-import { useFaultEnv } from './support/fault-env';
-import { faultFigures } from './support/fault-figures';
-import { Holder, startHolder } from './support/holders';
+import { epochMs, round1 } from '../support/clock';
+import { expectCleanRedis, faultEngine, lockKeyOf, WATCHDOG_LEASE_MS } from '../support/fault-engine';
+import { useFaultEnv } from '../support/fault-env';
+import { faultFigures } from '../support/fault-figures';
+import { Holder, startHolder } from '../support/holders';
 
 const env = useFaultEnv();
 const figures = faultFigures();

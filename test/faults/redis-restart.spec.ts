@@ -6,17 +6,17 @@
  * the fence counter restarts from the server clock (µs), so the new token is still larger.
  */
 import { LockRedisError } from '../../lib/core';
-import { epochMs, round1 } from './support/clock';
+import { epochMs, round1 } from '../support/clock';
 import {
   expectCleanRedis,
   faultEngine,
   lockKeyOf,
   RENEW_EVERY_MS,
   WATCHDOG_LEASE_MS,
-} from './support/fault-engine';
-import { useFaultEnv } from './support/fault-env';
-import { faultFigures } from './support/fault-figures';
-import { startHolder } from './support/holders';
+} from '../support/fault-engine';
+import { useFaultEnv } from '../support/fault-env';
+import { faultFigures } from '../support/fault-figures';
+import { startHolder } from '../support/holders';
 import { sleep } from '../support/wait';
 import type { LockEngine, LockHandle } from '../../lib/core';
 

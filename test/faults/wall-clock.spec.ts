@@ -5,10 +5,10 @@
  * its own waitMs, and the watchdog keeps renewing. Date.now is faked with jest.spyOn.
  */
 import { LockLostError, LockNotAcquiredError } from '../../lib/core';
-import { epochMs, round1 } from './support/clock';
-import { aborted, expectCleanRedis, faultEngine, lockKeyOf } from './support/fault-engine';
-import { useFaultEnv } from './support/fault-env';
-import { faultFigures } from './support/fault-figures';
+import { epochMs, round1 } from '../support/clock';
+import { aborted, expectCleanRedis, faultEngine, lockKeyOf } from '../support/fault-engine';
+import { useFaultEnv } from '../support/fault-env';
+import { faultFigures } from '../support/fault-figures';
 import { sleep, waitUntil } from '../support/wait';
 import type { LockEngine } from '../../lib/core';
 

@@ -9,7 +9,7 @@ import { createLockEngine, KeySpace, LockEngine, LockWrongTypeError } from '../.
 import { keySlot } from '../support/cluster-slots';
 import { startCluster, type RedisClusterTopology } from '../support/redis-topologies';
 import { commandCounts, uniqueKey } from '../support/lock-env';
-import { expectConsistent, runMultiWorkers } from './support/multi-workers';
+import { expectConsistent, runMultiWorkers } from '../support/multi-workers';
 
 jest.setTimeout(180_000);
 

@@ -5,14 +5,13 @@
  */
 import type { LockEngine } from '../../lib/core/engine/lock-engine';
 import { KeySpace } from '../../lib/core/kinds/key-space';
-import * as path from 'path';
 import { uniqueKey, useLockEnv } from '../support/lock-env';
-import { spawnWorker, type WorkerProcess } from '../support/spawn-worker';
+import { spawnWorker, workerPath, type WorkerProcess } from '../support/spawn-worker';
 
 const PREFIX = 'sp:';
 const space = new KeySpace(PREFIX);
 const LIMIT = 5;
-const WORKER = path.join(__dirname, 'workers', 'semaphore-permits-worker.ts');
+const WORKER = workerPath('semaphore-permits-worker.ts');
 const env = useLockEnv();
 let engines: LockEngine[];
 

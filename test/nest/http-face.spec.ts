@@ -7,7 +7,7 @@ import { DistributedLock, DistributedLockModule, DistributedLockService } from '
 import { createLockEngine, type LockEngine } from '../../lib/core/public';
 import { startRedis, type RedisServerProcess } from '../support/redis-server';
 import { sleep, waitUntil } from '../support/wait';
-import { closeApps, uniquePrefix } from './helpers/nest-app';
+import { closeApps, uniquePrefix } from '../support/nest-app';
 
 /*
  * The HTTP face of issue 10 on Express and on Fastify, with nothing but DistributedLockModule.forRoot():

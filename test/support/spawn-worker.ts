@@ -53,6 +53,13 @@ interface Waiter<M> {
 const REPO_ROOT = path.resolve(__dirname, '..', '..');
 /** `node -r` this to run TypeScript: ts-node's transpile-only mode with a disk cache (see the file). */
 export const TS_REGISTER = path.join(__dirname, 'ts-register.cjs');
+/** The one folder of the worker scripts the specs spawn. */
+export const WORKERS_DIR = path.join(__dirname, 'workers');
+
+/** The path of the worker script `file` (in {@link WORKERS_DIR}). */
+export function workerPath(file: string): string {
+  return path.join(WORKERS_DIR, file);
+}
 const TAIL = 4096;
 
 /**

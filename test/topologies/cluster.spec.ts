@@ -14,16 +14,16 @@ import { startCluster, type RedisClusterTopology } from '../support/redis-topolo
 import { startRedis, type RedisServerProcess } from '../support/redis-server';
 import type { WorkerProcess } from '../support/spawn-worker';
 import { sleep, waitUntil } from '../support/wait';
-import { recordFigures } from './support/figures';
-import { FenceOracle } from './support/fence-oracle';
-import { expectFailoverUnderLoad } from './support/failover-under-load';
+import { recordFigures } from '../support/topology-figures';
+import { FenceOracle } from '../support/fence-oracle';
+import { expectFailoverUnderLoad } from '../support/failover-under-load';
 import {
   progress,
   runRound,
   spawnLockWorkers,
   stopLockWorkers,
   type LockWorkerMessage,
-} from './support/lock-workers';
+} from '../support/topology-workers';
 
 jest.setTimeout(180_000);
 

@@ -15,9 +15,9 @@ import { redisCommand } from '../support/redis-command';
 import { startRedis, type RedisServerProcess } from '../support/redis-server';
 import { startRedisGroup, type RedisGroup } from '../support/redis-topologies';
 import { sleep, waitUntil } from '../support/wait';
-import { recordFigures } from './support/figures';
-import { FenceOracle } from './support/fence-oracle';
-import { progress, runRound, spawnLockWorkers, stopLockWorkers } from './support/lock-workers';
+import { recordFigures } from '../support/topology-figures';
+import { FenceOracle } from '../support/fence-oracle';
+import { progress, runRound, spawnLockWorkers, stopLockWorkers } from '../support/topology-workers';
 
 jest.setTimeout(120_000);
 

@@ -22,8 +22,8 @@ import { firstValueFrom, from, Observable } from 'rxjs';
 import { DistributedLock } from '../../lib';
 import { getFreePort } from '../support/free-port';
 import { startRedis, type RedisServerProcess } from '../support/redis-server';
-import { CapturingLogger } from './support/capturing-logger';
-import { Ledger, LockFixture, revealsKey, SECRET_EMAIL, startLockFixture } from './support/lock-fixture';
+import { CapturingLogger } from '../support/capturing-logger';
+import { Ledger, LockFixture, revealsKey, SECRET_EMAIL, startLockFixture } from '../support/lock-fixture';
 
 interface Debit {
   email: string;

@@ -13,10 +13,10 @@ import { MessageBody, SubscribeMessage, WebSocketGateway, type WsResponse } from
 import { io, type Socket } from 'socket.io-client';
 import WebSocket from 'ws';
 import { DistributedLock } from '../../lib';
-import { closeApps } from '../nest/helpers/nest-app';
-import { CapturingLogger } from './support/capturing-logger';
-import { Ledger, LockFixture, revealsKey, SECRET_EMAIL, startLockFixture } from './support/lock-fixture';
-import { NativeWsExceptionFilter } from './support/native-ws-exception.filter';
+import { closeApps } from '../support/nest-app';
+import { CapturingLogger } from '../support/capturing-logger';
+import { Ledger, LockFixture, revealsKey, SECRET_EMAIL, startLockFixture } from '../support/lock-fixture';
+import { NativeWsExceptionFilter } from '../support/native-ws-exception.filter';
 
 interface Debit {
   id: number;

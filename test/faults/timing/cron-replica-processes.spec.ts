@@ -1,6 +1,6 @@
 import Redis from 'ioredis';
 import { startRedis, type RedisServerProcess } from '../../support/redis-server';
-import { spawnWorker, type WorkerProcess } from '../../support/spawn-worker';
+import { spawnWorker, workerPath, type WorkerProcess } from '../../support/spawn-worker';
 import { sleep } from '../../support/wait';
 
 /*
@@ -9,7 +9,7 @@ import { sleep } from '../../support/wait';
  * replica's @Cron('* * * * * *') fires for every second; with onBusy: 'skip' (and the default
  * scheduled minHoldMs of half the period) each tick must run exactly once across the replicas.
  */
-const WORKER = 'test/nest/workers/cron-replica.ts';
+const WORKER = workerPath('cron-replica-worker.ts');
 const WINDOW_MS = 17_000;
 const PREFIX = `cron-procs-${process.pid}:`;
 

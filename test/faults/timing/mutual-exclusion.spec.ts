@@ -4,12 +4,11 @@
  * critical section, strictly increase in the order of the sections; without it updates are lost
  * (the control that shows this workload can catch a broken lock).
  */
-import * as path from 'path';
 import { commandCounts, uniqueKey, useLockEnv } from '../../support/lock-env';
-import { spawnWorker, WorkerProcess } from '../../support/spawn-worker';
+import { spawnWorker, workerPath, WorkerProcess } from '../../support/spawn-worker';
 import { DEFAULT_COHORT_BOUNDS } from '../../../lib/core/engine/cohort';
 
-const WORKER = path.join(__dirname, '..', '..', 'core', 'workers', 'counter-worker.ts');
+const WORKER = workerPath('counter-worker.ts');
 const PROCESSES = 4;
 const CALLERS = 8;
 

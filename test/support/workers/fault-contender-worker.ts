@@ -1,0 +1,58 @@
+/*
+ * Contention baseline: LOOPS concurrent loops in this process each take the lock of KEY
+ * ITERATIONS times. Inside each critical section the loop enters the oracle's occupancy counter
+ * (more than one inside = overlap) and writes with its fencing token (a stale token = a token
+ * regression or an overlap). Starts on {"cmd":"go"}, ends with one ContenderReport.
+ * Env: REDIS_URL, STORE_URL, KEY, LOOPS, ITERATIONS, WORKER_NAME.
+ */
+import { createLockEngine } from '../../../lib/core';
+import { emit, onParentMessage, requiredEnv } from '../worker-io';
+import { FencedStore } from '../fenced-store';
+import type { ContenderReport } from './fault-protocol';
+
+const name = requiredEnv('WORKER_NAME');
+const key = requiredEnv('KEY');
+const loops = Number(requiredEnv('LOOPS'));
+const iterations = Number(requiredEnv('ITERATIONS'));
+const engine = createLockEngine({ redis: requiredEnv('REDIS_URL'), commandTimeoutMs: 5000 });
+const store = new FencedStore(requiredEnv('STORE_URL'));
+const report: ContenderReport = {
+  type: 'done',
+  name,
+  acquisitions: 0,
+  overlaps: 0,
+  staleWrites: 0,
+  tokenRegressions: 0,
+  waitsMs: [],
+  errors: [],
+};
+let lastToken = 0;
+
+async function loop(): Promise<void> {
+  for (let i = 0; i < iterations; i++) {
+    const asked = performance.now();
+    try {
+      await engine.using(key, { waitMs: 120_000 }, async (lock) => {
+        report.waitsMs.push(performance.now() - asked);
+        report.acquisitions++;
+        if (lock.fencingToken <= lastToken) report.tokenRegressions++;
+        lastToken = lock.fencingToken;
+        if ((await store.enter(key)) !== 1) report.overlaps++;
+        if (!(await store.write(key, lock.fencingToken, name))) report.staleWrites++;
+        await store.exit(key);
+      });
+    } catch (err) {
+      report.errors.push(`${(err as Error).name}: ${(err as Error).message}`);
+    }
+  }
+}
+
+const stop = onParentMessage(async (message: { cmd: string }) => {
+  if (message.cmd !== 'go') return;
+  stop();
+  await Promise.all(Array.from({ length: loops }, loop));
+  await engine.close();
+  await store.close();
+  emit(report as unknown as Record<string, unknown>);
+});
+emit({ type: 'ready', pid: process.pid });
