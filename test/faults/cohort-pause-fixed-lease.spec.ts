@@ -53,7 +53,7 @@ it('fences off a handed-over fixed-lease holder frozen past its own lease', asyn
     const second = await engine.acquire(key, { waitMs: 30_000, leaseMs: 20_000 }); // once the frozen lease ran out
     const secondAt = epochMs();
     expect(second.fencingToken).toBeGreaterThan(next.token);
-    expect(await env.store.write(key, second.fencingToken, 'second')).toBe(true);
+    expect((await env.store.write(key, second.fencingToken, 'second')).accepted).toBe(true);
 
     holder.process.resume();
     holder.send({ cmd: 'write', key, as: 'next' });

@@ -33,7 +33,7 @@ it('hands nothing over from a holder frozen past its lease mid-cohort', async ()
     const second = await engine.acquire(key, { waitMs: 30_000 }); // once the frozen lease ran out
     const secondAt = epochMs();
     expect(second.fencingToken).toBeGreaterThan(first.token);
-    expect(await env.store.write(key, second.fencingToken, 'second')).toBe(true);
+    expect((await env.store.write(key, second.fencingToken, 'second')).accepted).toBe(true);
 
     holder.process.resume();
     holder.send({ cmd: 'write', key, as: 'first' });

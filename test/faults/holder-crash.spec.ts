@@ -38,7 +38,7 @@ async function crashRound(key: string, leaseMs: number | undefined) {
     expect(status.signal).toBe('SIGKILL');
     expect(gotBeforeKill).toBe(false);
     expect(lock.fencingToken).toBeGreaterThan(victim.token);
-    expect(await env.store.write(key, lock.fencingToken, 'next')).toBe(true);
+    expect((await env.store.write(key, lock.fencingToken, 'next')).accepted).toBe(true);
     expect(await lock.release()).toBe(true);
     return {
       recoveryMs: recoveredAt - killedAt,

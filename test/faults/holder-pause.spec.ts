@@ -40,7 +40,7 @@ async function stalledHolderScenario(
     const second = await engine.acquire(key, { waitMs: 30_000 });
     const secondAt = epochMs();
     expect(second.fencingToken).toBeGreaterThan(first.token);
-    expect(await env.store.write(key, second.fencingToken, 'second')).toBe(true);
+    expect((await env.store.write(key, second.fencingToken, 'second')).accepted).toBe(true);
     const secondLock = await env.admin.hgetall(lockKeyOf(key));
     expect(holder.process.messages.some((m) => m.type === 'lost')).toBe(false);
 

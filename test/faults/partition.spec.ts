@@ -55,7 +55,7 @@ describe('scenario 18: a holder partitioned from Redis', () => {
         expect(lost.at).toBeLessThan(grantedAt);
         expect(['expired', 'renewal-failed']).toContain(lost.reason);
         expect(second.fencingToken).toBeGreaterThan(first.token);
-        expect(await env.store.write(key, second.fencingToken, 'second')).toBe(true);
+        expect((await env.store.write(key, second.fencingToken, 'second')).accepted).toBe(true);
         figures.record(`partition: ${label}`, {
           holderToldBeforeOtherGrantMs: round1(grantedAt - lost.at),
           holderToldAfterPartitionMs: round1(lost.at - partitionedAt),

@@ -61,7 +61,7 @@ describe('scenario 5: Redis restarted without persistence while a lock is held',
       const { lock: second, redisErrors } = await contender;
       const secondAt = epochMs();
       expect(second.fencingToken).toBeGreaterThan(first.token);
-      expect(await env.store.write(key, second.fencingToken, 'second')).toBe(true);
+      expect((await env.store.write(key, second.fencingToken, 'second')).accepted).toBe(true);
 
       const lost = await holder.next('lost', key);
       expect(['deleted', 'taken-over', 'renewal-failed', 'expired']).toContain(lost.reason);

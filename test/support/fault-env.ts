@@ -1,14 +1,14 @@
 import type Redis from 'ioredis';
 import { closeClient, redisClient } from './redis-assertions';
 import { startRedis, type RedisServerProcess, type StartRedisOptions } from './redis-server';
-import { FencedStore } from './fenced-store';
+import { FenceOracle } from './fence-oracle';
 
 /** What every fault spec works against: the lock's Redis, an admin client on it, and the fencing oracle on its own Redis. */
 export interface FaultEnv {
   redis: RedisServerProcess;
   admin: Redis;
   storeServer: RedisServerProcess;
-  store: FencedStore;
+  store: FenceOracle;
 }
 
 /**
@@ -20,7 +20,7 @@ export function useFaultEnv(options: StartRedisOptions = {}): FaultEnv {
   beforeAll(async () => {
     [env.redis, env.storeServer] = await Promise.all([startRedis(options), startRedis()]);
     env.admin = redisClient(env.redis.url, { maxRetriesPerRequest: 20 });
-    env.store = new FencedStore(env.storeServer.url);
+    env.store = new FenceOracle(env.storeServer.url);
     // Both connections up before any test takes a resource baseline.
     await Promise.all([env.admin.ping(), env.store.client.ping()]);
   }, 60_000);

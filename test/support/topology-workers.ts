@@ -1,6 +1,6 @@
 /** Spawns lock-worker.ts processes and runs contention rounds on them (see that file's protocol). */
 import { spawnWorker, workerPath, type WorkerProcess } from './spawn-worker';
-import { FenceOracle, type OracleFigures } from './fence-oracle';
+import { FenceOracle, type ResourceState } from './fence-oracle';
 
 const WORKER = workerPath('topology-worker.ts');
 
@@ -9,6 +9,9 @@ export type LockWorkerMessage =
   | { type: 'ready'; id: string }
   | { type: 'progress'; acquired: number }
   | { type: 'done'; scope: string; acquired: number; errors: Record<string, number>; lost: number };
+
+/** What the fencing oracle saw in one round. */
+export type OracleFigures = Pick<ResourceState, 'entries' | 'overlaps' | 'regressions'>;
 
 /** What one round did, over every worker, and what the oracle saw. */
 export interface RoundResult extends OracleFigures {
@@ -79,7 +82,7 @@ export async function runRound(
   for (const d of done)
     for (const [name, n] of Object.entries(d.errors)) errors[name] = (errors[name] ?? 0) + n;
   return {
-    ...(await oracle.figures(scope)),
+    ...(await oracleFigures(oracle, scope)),
     acquired: done.reduce((n, d) => n + d.acquired, 0),
     lost: done.reduce((n, d) => n + d.lost, 0),
     errors,
@@ -97,4 +100,10 @@ export async function stopLockWorkers(workers: readonly WorkerProcess<LockWorker
       if (w.running) await w.stop();
     }),
   );
+}
+
+/** The oracle's counts of `scope`: critical sections entered, overlaps and token regressions. */
+export async function oracleFigures(oracle: FenceOracle, scope: string): Promise<OracleFigures> {
+  const { entries, overlaps, regressions } = await oracle.state(scope);
+  return { entries, overlaps, regressions };
 }

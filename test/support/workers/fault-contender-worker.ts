@@ -7,7 +7,7 @@
  */
 import { createLockEngine } from '../../../lib/core';
 import { emit, onParentMessage, requiredEnv } from '../worker-io';
-import { FencedStore } from '../fenced-store';
+import { FenceOracle } from '../fence-oracle';
 import type { ContenderReport } from './fault-protocol';
 
 const name = requiredEnv('WORKER_NAME');
@@ -15,7 +15,7 @@ const key = requiredEnv('KEY');
 const loops = Number(requiredEnv('LOOPS'));
 const iterations = Number(requiredEnv('ITERATIONS'));
 const engine = createLockEngine({ redis: requiredEnv('REDIS_URL'), commandTimeoutMs: 5000 });
-const store = new FencedStore(requiredEnv('STORE_URL'));
+const store = new FenceOracle(requiredEnv('STORE_URL'));
 const report: ContenderReport = {
   type: 'done',
   name,
@@ -37,9 +37,10 @@ async function loop(): Promise<void> {
         report.acquisitions++;
         if (lock.fencingToken <= lastToken) report.tokenRegressions++;
         lastToken = lock.fencingToken;
-        if ((await store.enter(key)) !== 1) report.overlaps++;
-        if (!(await store.write(key, lock.fencingToken, name))) report.staleWrites++;
-        await store.exit(key);
+        const holder = `${name}:${lock.fencingToken}`;
+        if ((await store.enter(key, lock.fencingToken, holder)) !== 1) report.overlaps++;
+        if (!(await store.write(key, lock.fencingToken, name)).accepted) report.staleWrites++;
+        await store.exit(key, holder);
       });
     } catch (err) {
       report.errors.push(`${(err as Error).name}: ${(err as Error).message}`);

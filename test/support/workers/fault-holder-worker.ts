@@ -9,7 +9,7 @@ import { existsSync } from 'fs';
 import { createLockEngine, LockHandle, LockLostError } from '../../../lib/core';
 import { emit, onParentMessage, requiredEnv } from '../worker-io';
 import { epochMs } from '../clock';
-import { FencedStore } from '../fenced-store';
+import { FenceOracle } from '../fence-oracle';
 import type { HolderCommand, HolderMessage } from './fault-protocol';
 
 const send = (message: HolderMessage): void => emit(message as unknown as Record<string, unknown>);
@@ -24,7 +24,7 @@ const engine = createLockEngine({
   redis: requiredEnv('REDIS_URL'),
   ...JSON.parse(process.env.ENGINE_OPTIONS ?? '{}'),
 });
-const store = new FencedStore(requiredEnv('STORE_URL'));
+const store = new FenceOracle(requiredEnv('STORE_URL'));
 const held = new Map<string, LockHandle>();
 // Watchdog rounds, so a test can act right after a renewal (e.g. partition the holder then).
 engine.events.on('renewed', (round) => send({ type: 'renewed', renewed: round.renewed, at: epochMs() }));
@@ -67,7 +67,7 @@ async function handle(message: HolderCommand): Promise<void> {
       // Deliberately ignores the signal: this is the holder that already decided to write.
       const id = message.as ?? message.key;
       const token = held.get(id)!.fencingToken;
-      const accepted = await store.write(message.key, token, name);
+      const { accepted } = await store.write(message.key, token, name);
       send({ type: 'written', key: id, token, accepted, at: epochMs() });
       return;
     }

@@ -11,7 +11,7 @@ import { createLockEngine } from '../../../lib/core/topology/create-lock-engine'
 import type { LockHandle } from '../../../lib/core/engine/lock-handle';
 import type { LockOptions } from '../../../lib/core/options/lock-options';
 import { emit, onParentMessage, requiredEnv } from '../worker-io';
-import { FENCED_WRITE_LUA } from '../fenced-write';
+import { FenceOracle } from '../fence-oracle';
 
 const nodes = process.env.CLUSTER_NODES;
 const redis = nodes
@@ -19,6 +19,8 @@ const redis = nodes
   : new Redis(requiredEnv('REDIS_URL'), { maxRetriesPerRequest: 3 });
 const engine = createLockEngine({ redis, keyPrefix: requiredEnv('KEY_PREFIX'), app: requiredEnv('APP') });
 const held = new Map<string, LockHandle[]>();
+// The protected storage, on the lock's own Redis (or Cluster): the storage side of fencing.
+const oracle = new FenceOracle(redis);
 
 async function acquire(id: string, key: string, options: LockOptions, reenter = 0): Promise<void> {
   try {
@@ -38,8 +40,8 @@ async function acquire(id: string, key: string, options: LockOptions, reenter = 
 
 async function write(id: string, record: string): Promise<void> {
   const token = held.get(id)?.[0]?.fencingToken ?? 0;
-  const reply = (await redis.eval(FENCED_WRITE_LUA, 1, record, String(token))) as [number, string];
-  emit({ type: 'written', id, ok: reply[0] === 1, last: Number(reply[1]), token });
+  const { accepted, last } = await oracle.write(record, token, id);
+  emit({ type: 'written', id, ok: accepted, last, token });
 }
 
 async function release(id: string): Promise<void> {
