@@ -40,7 +40,7 @@ interface Replica {
 
 async function startReplica(n: number): Promise<Replica> {
   const app = `replica-${n}`;
-  const worker = env.worker('operator-worker.ts', { env: { APP: app } });
+  const worker = env.worker('holder-worker.ts', { env: { APP: app } });
   const ready = await worker.waitForMessage((m) => m.type === 'ready', 60_000);
   return { worker, pid: ready.pid, app };
 }
@@ -185,13 +185,13 @@ describe('the operator view across processes', () => {
     ]);
     expect(winner.m.token).toBeGreaterThan(tokens.mutex);
     const record = `${E2E_LOCK_PREFIX}record:${base}`;
-    winner.r.worker.send({ type: 'write', id: 'wm', record });
+    winner.r.worker.send({ type: 'write', id: 'wm', resource: record });
     expect(await winner.r.worker.waitForMessage((m) => m.type === 'written' && m.id === 'wm')).toMatchObject({
-      ok: true,
+      accepted: true,
     });
-    r1!.worker.send({ type: 'write', id: 'm', record });
+    r1!.worker.send({ type: 'write', id: 'm', resource: record });
     const stale = await r1!.worker.waitForMessage((m) => m.type === 'written' && m.id === 'm');
-    expect(stale).toMatchObject({ ok: false, token: tokens.mutex, last: winner.m.token });
+    expect(stale).toMatchObject({ accepted: false, token: tokens.mutex, last: winner.m.token });
 
     const audit = (await (
       await api(`/api/locks/${encodeURIComponent(k.mutex)}`, { headers: AUTH })

@@ -9,7 +9,7 @@ import { expectCleanRedis } from '../support/fault-engine';
 import { useFaultEnv } from '../support/fault-env';
 import { faultFigures } from '../support/fault-figures';
 import { spawnWorker, workerPath, WorkerProcess } from '../support/spawn-worker';
-import type { ContenderReport } from '../support/workers/fault-protocol';
+import type { ContenderReport } from '../support/workers/fault-contender-worker';
 
 const env = useFaultEnv();
 const figures = faultFigures();

@@ -19,11 +19,11 @@ const env = useFaultEnv();
 const figures = faultFigures();
 
 async function crashRound(key: string, leaseMs: number | undefined) {
-  const holder = await startHolder('victim', env.redis.url, env.storeServer.url);
+  const holder = await startHolder(env.redis.url, env.storeServer.url);
   const engine = faultEngine(env.redis.url);
   try {
-    holder.send({ cmd: 'hold', key, leaseMs });
-    const victim = await holder.next('acquired', key);
+    holder.send({ type: 'acquire', id: key, key, options: { leaseMs } });
+    const victim = await holder.next('granted', key);
     // Let the watchdog renew at least once, so the lease left at the kill is its own doing.
     await new Promise((r) => setTimeout(r, 700));
     let settled = false;

@@ -27,12 +27,12 @@ async function stalledHolderScenario(
   leaseMs: number | undefined,
   stall: (holder: Holder) => Promise<{ resume: () => void; staleWriteFollows: boolean }>,
 ) {
-  const holder = await startHolder('stalled', env.redis.url, env.storeServer.url);
+  const holder = await startHolder(env.redis.url, env.storeServer.url);
   const engine = faultEngine(env.redis.url);
   try {
-    holder.send({ cmd: 'hold', key, leaseMs });
-    const first = await holder.next('acquired', key);
-    holder.send({ cmd: 'write', key });
+    holder.send({ type: 'acquire', id: key, key, options: { leaseMs } });
+    const first = await holder.next('granted', key);
+    holder.send({ type: 'write', id: key, resource: key });
     expect((await holder.next('written', key)).accepted).toBe(true);
 
     const { resume, staleWriteFollows } = await stall(holder);
@@ -46,20 +46,20 @@ async function stalledHolderScenario(
 
     const resumedAt = epochMs();
     resume();
-    if (!staleWriteFollows) holder.send({ cmd: 'write', key });
+    if (!staleWriteFollows) holder.send({ type: 'write', id: key, resource: key });
     const lost = await holder.next('lost', key);
     const stale = await holder.next('written', key);
     expect(['expired', 'taken-over']).toContain(lost.reason);
     expect(stale.accepted).toBe(false);
     expect(stale.token).toBe(first.token);
 
-    holder.send({ cmd: 'release', key });
+    holder.send({ type: 'release', id: key });
     expect((await holder.next('released', key)).result).toBe(false);
     expect(await env.admin.hgetall(lockKeyOf(key))).toEqual(secondLock);
     expect(second.isHeld).toBe(true);
     expect(second.signal.aborted).toBe(false);
 
-    holder.send({ cmd: 'ping' });
+    holder.send({ type: 'ping' });
     await holder.next('pong');
     expect(holder.unhandled()).toEqual([]);
     expect(await second.release()).toBe(true);
@@ -102,7 +102,12 @@ describe('scenario 4: holder event loop blocked past its lease', () => {
       try {
         const key = `blocked:${leaseMs ?? 'wd'}`;
         const result = await stalledHolderScenario(key, leaseMs, async (holder) => {
-          holder.send({ cmd: 'block', untilFile: flag, maxMs: 60_000, thenWrite: key });
+          holder.send({
+            type: 'block',
+            untilFile: flag,
+            maxMs: 60_000,
+            thenWrite: { id: key, resource: key },
+          });
           return { resume: () => fs.writeFileSync(flag, 'go'), staleWriteFollows: true };
         });
         await expectCleanRedis(env.admin);

@@ -35,15 +35,20 @@ describe('scenario 18: a holder partitioned from Redis', () => {
       const key = `partition:${lease}:${ms}`;
       const proxy = await TcpProxy.start(env.redis.port);
       // Watchdog renewals every lease / 3 (Redisson's ratio).
-      const holder = await startHolder('partitioned', proxy.url, env.storeServer.url, {
+      const holder = await startHolder(proxy.url, env.storeServer.url, {
         watchdogLeaseMs: ms,
         renewEveryMs: Math.floor(ms / 3),
         commandTimeoutMs,
       });
       const other = faultEngine(env.redis.url, { commandTimeoutMs });
       try {
-        holder.send({ cmd: 'hold', key, leaseMs: lease === 'fixed' ? ms : undefined });
-        const first = await holder.next('acquired', key);
+        holder.send({
+          type: 'acquire',
+          id: key,
+          key,
+          options: { leaseMs: lease === 'fixed' ? ms : undefined },
+        });
+        const first = await holder.next('granted', key);
         if (lease === 'watchdog') await holder.next('renewed', undefined, ms);
         proxy.blackhole('both');
         const partitionedAt = epochMs();
@@ -65,18 +70,18 @@ describe('scenario 18: a holder partitioned from Redis', () => {
         // Healing: the held-back commands arrive late and change nothing.
         const secondLock = await env.admin.hgetall(lockKeyOf(key));
         proxy.heal();
-        holder.send({ cmd: 'write', key });
+        holder.send({ type: 'write', id: key, resource: key });
         expect((await holder.next('written', key)).accepted).toBe(false);
-        holder.send({ cmd: 'release', key });
+        holder.send({ type: 'release', id: key });
         expect((await holder.next('released', key)).result).toBe(false);
         expect(await env.admin.hgetall(lockKeyOf(key))).toEqual(secondLock);
         expect(second.isHeld).toBe(true);
 
         // Acquisitions resume through the healed proxy.
         expect(await second.release()).toBe(true);
-        holder.send({ cmd: 'hold', key, as: 'again', leaseMs: 2_000 });
-        expect((await holder.next('acquired', 'again')).token).toBeGreaterThan(second.fencingToken);
-        holder.send({ cmd: 'release', key, as: 'again' });
+        holder.send({ type: 'acquire', id: 'again', key, options: { leaseMs: 2_000 } });
+        expect((await holder.next('granted', 'again')).token).toBeGreaterThan(second.fencingToken);
+        holder.send({ type: 'release', id: 'again' });
         expect((await holder.next('released', 'again')).result).toBe(true);
         expect(holder.unhandled()).toEqual([]);
       } finally {

@@ -46,12 +46,12 @@ describe('scenario 5: Redis restarted without persistence while a lock is held',
     ['fixed lease 1500 ms', 1500],
   ])('tells the holder through its signal and keeps tokens increasing (%s)', async (label, leaseMs) => {
     const key = `restart:${leaseMs ?? 'wd'}`;
-    const holder = await startHolder('first', env.redis.url, env.storeServer.url);
+    const holder = await startHolder(env.redis.url, env.storeServer.url);
     const engine = faultEngine(env.redis.url);
     try {
-      holder.send({ cmd: 'hold', key, leaseMs });
-      const first = await holder.next('acquired', key);
-      holder.send({ cmd: 'write', key });
+      holder.send({ type: 'acquire', id: key, key, options: { leaseMs } });
+      const first = await holder.next('granted', key);
+      holder.send({ type: 'write', id: key, resource: key });
       expect((await holder.next('written', key)).accepted).toBe(true);
       expect(await env.admin.exists(lockKeyOf(key))).toBe(1);
 
@@ -65,10 +65,10 @@ describe('scenario 5: Redis restarted without persistence while a lock is held',
 
       const lost = await holder.next('lost', key);
       expect(['deleted', 'taken-over', 'renewal-failed', 'expired']).toContain(lost.reason);
-      holder.send({ cmd: 'write', key });
+      holder.send({ type: 'write', id: key, resource: key });
       expect((await holder.next('written', key)).accepted).toBe(false);
       const secondLock = await env.admin.hgetall(lockKeyOf(key));
-      holder.send({ cmd: 'release', key });
+      holder.send({ type: 'release', id: key });
       expect((await holder.next('released', key)).result).toBe(false);
       expect(await env.admin.hgetall(lockKeyOf(key))).toEqual(secondLock);
       expect(second.signal.aborted).toBe(false);

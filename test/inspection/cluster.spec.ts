@@ -43,7 +43,7 @@ function keyNearSlot(slot: number, base: string): string {
 describe('inspection on a Redis Cluster', () => {
   it('lists the locks held on every node and force-releases across nodes', async () => {
     const ports = cluster.startupNodes.map((n) => n.port);
-    worker = spawnWorker(workerPath('operator-worker.ts'), {
+    worker = spawnWorker(workerPath('holder-worker.ts'), {
       env: { CLUSTER_NODES: ports.join(','), KEY_PREFIX: PREFIX, APP: 'cluster-replica' },
     });
     const { pid } = await worker.waitForMessage((m) => m.type === 'ready', 60_000);

@@ -1,16 +1,16 @@
 import { spawnWorker, workerPath, WorkerProcess } from './spawn-worker';
-import type { HolderCommand, HolderMessage } from './workers/fault-protocol';
+import type { HolderCommand, HolderMessage } from './workers/holder-protocol';
 import { WORKER_ENGINE_OPTIONS } from './fault-engine';
 
-/** A holder worker process with typed commands. */
+/** A holder worker process (workers/holder-worker.ts) with typed commands. */
 export interface Holder {
   readonly process: WorkerProcess<HolderMessage>;
   /** Sends a command. */
   send(command: HolderCommand): void;
-  /** Waits for the next message of `type` (and key, when given). ts-node start-up is slow: generous default. */
+  /** Waits for the next message of `type` (about hold `id`, when given). Process start-up is slow on a busy machine: generous default. */
   next<T extends HolderMessage['type']>(
     type: T,
-    key?: string,
+    id?: string,
     timeoutMs?: number,
   ): Promise<Extract<HolderMessage, { type: T }>>;
   /** Closes the worker's engine and ends the process (SIGKILL if it does not go). */
@@ -19,32 +19,30 @@ export interface Holder {
   unhandled(): string[];
 }
 
-/** Starts a holder worker against `redisUrl` (locks) and `storeUrl` (fencing oracle); resolves when ready. */
+/** Starts a holder worker against `redisUrl` (locks) and `oracleUrl` (fencing oracle), with the fault suite's engine options; resolves when ready. */
 export async function startHolder(
-  name: string,
   redisUrl: string,
-  storeUrl: string,
+  oracleUrl: string,
   engineOptions: Record<string, unknown> = {},
 ): Promise<Holder> {
-  const worker = spawnWorker<HolderMessage>(workerPath('fault-holder-worker.ts'), {
+  const worker = spawnWorker<HolderMessage>(workerPath('holder-worker.ts'), {
     env: {
-      WORKER_NAME: name,
       REDIS_URL: redisUrl,
-      STORE_URL: storeUrl,
+      ORACLE_URL: oracleUrl,
       ENGINE_OPTIONS: JSON.stringify({ ...WORKER_ENGINE_OPTIONS, ...engineOptions }),
     },
   });
   const holder: Holder = {
     process: worker,
     send: (command) => worker.send(command),
-    next: (type, key, timeoutMs = 30_000) =>
+    next: (type, id, timeoutMs = 30_000) =>
       worker.waitForMessage(
-        (m) => m.type === type && (key === undefined || (m as { key?: string }).key === key),
+        (m) => m.type === type && (id === undefined || (m as { id?: string }).id === id),
         timeoutMs,
       ),
     async stop() {
       if (worker.running && !worker.paused) {
-        worker.send({ cmd: 'close' });
+        worker.send({ type: 'close' });
         await worker.waitForMessage((m) => m.type === 'closed', 10_000).catch(() => undefined);
       }
       await worker.stop(2000);

@@ -8,7 +8,18 @@
 import { createLockEngine } from '../../../lib/core';
 import { emit, onParentMessage, requiredEnv } from '../worker-io';
 import { FenceOracle } from '../fence-oracle';
-import type { ContenderReport } from './fault-protocol';
+
+/** The summary a contender worker sends when its loops are done. */
+export interface ContenderReport {
+  type: 'done';
+  name: string;
+  acquisitions: number;
+  overlaps: number;
+  staleWrites: number;
+  tokenRegressions: number;
+  waitsMs: number[];
+  errors: string[];
+}
 
 const name = requiredEnv('WORKER_NAME');
 const key = requiredEnv('KEY');
