@@ -37,7 +37,7 @@ describe('scenario 1: contention baseline', () => {
         );
       }
       await Promise.all(workers.map((w) => w.waitForMessage((m) => m.type === 'ready', 60_000)));
-      for (const w of workers) w.send({ cmd: 'go' });
+      for (const w of workers) w.send({ type: 'go' });
       const reports = await Promise.all(
         workers.map((w) => w.waitForMessage<ContenderReport>((m) => m.type === 'done', 180_000)),
       );

@@ -1,11 +1,11 @@
 /*
- * Runs the multi-key counter workers (workers/multi-counter-worker.ts) and checks what they leave
+ * Runs the counter workers (workers/counter-worker.ts) on several keys and checks what they leave
  * in Redis: per key, the counter equals the increments the workers made (no lost update), and the
  * fencing tokens recorded inside the sections strictly increase.
  */
 import { spawnWorker, workerPath, WorkerProcess } from './spawn-worker';
 
-const WORKER = workerPath('multi-counter-worker.ts');
+const WORKER = workerPath('counter-worker.ts');
 
 /** What one worker reports at the end. */
 export interface MultiDone {

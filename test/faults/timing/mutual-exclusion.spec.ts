@@ -40,8 +40,10 @@ async function runWorkload(
 ): Promise<Outcome> {
   const { leaseMs, fair } = lock;
   const label = uniqueKey(locked ? 'locked' : 'unlocked');
-  const counterKey = `${label}:counter`;
-  const tokensKey = `${label}:tokens`;
+  const lockKey = `${label}:lock`;
+  // Where counter-worker.ts keeps its data (DATA_PREFIX = label).
+  const counterKey = `${label}:count:${lockKey}`;
+  const tokensKey = `${label}:tokens:${lockKey}`;
   const processesKey = `${label}:processes`;
   const workers: WorkerProcess[] = [];
   try {
@@ -53,10 +55,8 @@ async function runWorkload(
             LOCKED: locked ? '1' : '0',
             CALLERS: String(CALLERS),
             ITERATIONS: String(iterations),
-            LOCK_KEY: `${label}:lock`,
-            COUNTER_KEY: counterKey,
-            TOKENS_KEY: tokensKey,
-            PROCESSES_KEY: processesKey,
+            KEYS: lockKey,
+            DATA_PREFIX: label,
             PROCESS_INDEX: String(i),
             KEY_PREFIX: 'mx:',
             ...(leaseMs !== undefined && { LEASE_MS: String(leaseMs) }),
@@ -65,7 +65,7 @@ async function runWorkload(
         }),
       );
     }
-    // Start-up of ts-node processes is slow on a busy machine; everybody starts together.
+    // Start-up of worker processes is slow on a busy machine; everybody starts together.
     await Promise.all(
       workers.map((w) => w.waitForMessage((m) => m.type === 'ready' || m.type === 'error', 90_000)),
     );

@@ -5,14 +5,14 @@
  *             Redis serialises the pushes, so the list is one global timeline of the sections.
  *   MODE=sem: takes a permit of `limit: LIMIT`; inside, a script INCRs CUR_KEY and raises MAX_KEY to
  *             it, holds HOLD_MS, then DECRs CUR_KEY: MAX_KEY is the most holders ever seen at once.
- * Protocol: emits {type:'ready'}, waits for {type:'go'}, emits {type:'done', sections, failures}.
+ * Protocol: runOnGo (worker-io.ts); the report is {sections, failures}.
  * Env: REDIS_URL, KEY_PREFIX, KEY, MODE, LOOPS, ITERATIONS, HOLD_MS, and LOG_KEY / WRITE_EVERY
  * (rw) or LIMIT / CUR_KEY / MAX_KEY (sem).
  */
 import Redis from 'ioredis';
 import { randomUUID } from 'crypto';
 import { createLockEngine } from '../../../lib/core/topology/create-lock-engine';
-import { emit, onParentMessage, requiredEnv } from '../worker-io';
+import { requiredEnv, runOnGo } from '../worker-io';
 
 const url = requiredEnv('REDIS_URL');
 const key = requiredEnv('KEY');
@@ -60,7 +60,7 @@ async function semaphoreLoop(): Promise<void> {
   }
 }
 
-async function run(): Promise<void> {
+async function run(): Promise<{ sections: number; failures: number }> {
   let failures = 0;
   const results = await Promise.allSettled(
     Array.from({ length: loops }, (_, i) => (mode === 'rw' ? readWriteLoop(i) : semaphoreLoop())),
@@ -71,16 +71,13 @@ async function run(): Promise<void> {
       process.stderr.write(`${String((r.reason as Error)?.stack ?? r.reason)}\n`);
     }
   }
-  emit({ type: 'done', sections: loops * iterations, failures });
-  await engine.close();
-  await data.quit().catch(() => data.disconnect());
-  process.exit(0);
+  return { sections: loops * iterations, failures };
 }
 
-const stop = onParentMessage((message: { type: string }) => {
-  if (message.type === 'go') {
-    stop();
-    void run();
-  }
+runOnGo({
+  run,
+  close: async () => {
+    await engine.close();
+    await data.quit().catch(() => data.disconnect());
+  },
 });
-emit({ type: 'ready' });

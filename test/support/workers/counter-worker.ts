@@ -1,121 +1,146 @@
 /*
- * One OS process of the mutual-exclusion test: CALLERS concurrent loops, each doing ITERATIONS
- * non-atomic read-modify-writes of COUNTER_KEY (GET, yield to the event loop, SET +1) through a
- * data client separate from the lock engine's connection. With LOCKED=1 every update runs inside
- * engine.using(LOCK_KEY) and appends the fencing token to TOKENS_KEY (RPUSH) inside the section.
- *
- * Protocol: emits {type:'ready'}, waits for {type:'go'}, emits {type:'done', ...counts}, exits.
+ * The read-modify-write worker of the mutual-exclusion specs: one OS process of CALLERS concurrent
+ * loops, each doing ITERATIONS critical sections (protocol: runOnGo in worker-io.ts). What a broken
+ * lock would corrupt:
+ *   MODE=counter (default)  each section locks KEYS (comma-separated; several: one multi-key call)
+ *     and, through a data client separate from the engine's connection, does a non-atomic GET, yield,
+ *     SET +1 of every locked key's counter `<DATA_PREFIX>:count:<key>` and RPUSHes the key's fencing
+ *     token to `<DATA_PREFIX>:tokens:<key>` (and PROCESS_INDEX to `<DATA_PREFIX>:processes`).
+ *     LOCKED=0 does the same without the lock: the control that shows the workload catches lost updates.
+ *     PATTERN=ab (default) locks KEYS in the order given, reversed with REVERSED=1; PATTERN=random a
+ *     random subset in random order.
+ *   MODE=permits  each section takes 1..LIMIT permits of the semaphore KEYS[0] (limit LIMIT) and adds
+ *     them to `<DATA_PREFIX>:in-use` (INCRBY, atomic across processes) for one turn of the event loop;
+ *     the report's `peak` is the most in use it saw.
+ * Env also: REDIS_URL or CLUSTER_NODES (JSON startup nodes), KEY_PREFIX, WAIT_MS (default 600 s: this
+ * is about exclusion, not latency; a call that times out is counted, never a deadlock), LEASE_MS (a
+ * fixed lease instead of the watchdog), FAIR=1 (the fair lock, with fair cohorts).
+ * Report: sections, increments per key, acquisitions, attempts, handedOver, lost, timeouts, peak.
  */
-import Redis from 'ioredis';
+import Redis, { Cluster } from 'ioredis';
+import { LockNotAcquiredError } from '../../../lib/core/errors';
 import { createLockEngine } from '../../../lib/core/topology/create-lock-engine';
-import { emit, onParentMessage, requiredEnv } from '../worker-io';
+import { requiredEnv, runOnGo } from '../worker-io';
 
-const url = requiredEnv('REDIS_URL');
-const locked = requiredEnv('LOCKED') === '1';
 const callers = Number(requiredEnv('CALLERS'));
 const iterations = Number(requiredEnv('ITERATIONS'));
-const lockKey = requiredEnv('LOCK_KEY');
-const counterKey = requiredEnv('COUNTER_KEY');
-const tokensKey = requiredEnv('TOKENS_KEY');
-// Which process ran each section, in section order (for per-process shares and grant runs).
-const processesKey = process.env.PROCESSES_KEY;
-const processIndex = process.env.PROCESS_INDEX ?? '0';
-// A fixed lease for every lock (cohorts hand fixed-lease locks over too); unset: the watchdog.
-// FAIR=1: the fair lock, with fair cohorts (default bounds) on the engine.
+const keys = requiredEnv('KEYS').split(',');
+const data = requiredEnv('DATA_PREFIX');
+const mode = process.env.MODE ?? 'counter';
+const locked = process.env.LOCKED !== '0';
+const random = process.env.PATTERN === 'random';
+const reversed = process.env.REVERSED === '1';
+const limit = Number(process.env.LIMIT ?? '1');
+const processIndex = process.env.PROCESS_INDEX;
 const fair = process.env.FAIR === '1';
 const lockOptions = {
+  waitMs: Number(process.env.WAIT_MS ?? '600000'),
   ...(process.env.LEASE_MS && { leaseMs: Number(process.env.LEASE_MS) }),
   ...(fair && { fair: true }),
 };
 
-// Contention of 32 callers on one key can keep one caller waiting for a long time; this test is
-// about exclusion, not latency, so waits are generous.
+const clusterNodes = process.env.CLUSTER_NODES;
+const connect = (): Redis | Cluster =>
+  clusterNodes
+    ? new Cluster(JSON.parse(clusterNodes) as { host: string; port: number }[], {
+        redisOptions: { maxRetriesPerRequest: 3 },
+      })
+    : new Redis(requiredEnv('REDIS_URL'), { maxRetriesPerRequest: 3 });
+const lockClient = clusterNodes ? connect() : undefined;
+const client = connect();
 const engine = createLockEngine({
-  redis: url,
+  redis: lockClient ?? requiredEnv('REDIS_URL'),
   keyPrefix: requiredEnv('KEY_PREFIX'),
-  defaults: { waitMs: 600_000 },
   ...(fair && { cohort: { fair: true } }),
 });
-const data = new Redis(url, { maxRetriesPerRequest: 3 });
 
-let lost = 0;
-let attempts = 0;
-let acquisitions = 0;
-let handedOver = 0;
-engine.events.on('lost', () => lost++);
+const report = {
+  sections: 0,
+  increments: Object.fromEntries(keys.map((k) => [k, 0])) as Record<string, number>,
+  acquisitions: 0,
+  attempts: 0,
+  /** Acquisitions a holder of the same process handed over (cohorts): no Redis command. */
+  handedOver: 0,
+  lost: 0,
+  timeouts: 0,
+  peak: 0,
+};
+engine.events.on('lost', () => report.lost++);
 engine.events.on('acquired', (e) => {
-  attempts += e.attempts;
-  acquisitions++;
-  if (e.handedOver) handedOver++;
+  report.attempts += e.attempts;
+  report.acquisitions++;
+  if (e.handedOver) report.handedOver++;
 });
 
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
-async function increment(): Promise<void> {
-  const value = Number((await data.get(counterKey)) ?? '0');
+function pick(): string[] {
+  if (!random) return reversed ? [...keys].reverse() : keys;
+  const shuffled = [...keys].sort(() => Math.random() - 0.5);
+  return shuffled.slice(0, 1 + Math.floor(Math.random() * keys.length));
+}
+
+/** The read-modify-write of every locked key's counter, with its token recorded (absent without the lock). */
+async function increment(
+  lockedKeys: readonly string[],
+  tokens?: Readonly<Record<string, number>>,
+): Promise<void> {
+  const values = await Promise.all(lockedKeys.map((k) => client.get(`${data}:count:${k}`)));
   await tick();
-  await data.set(counterKey, String(value + 1));
+  await Promise.all(
+    lockedKeys.flatMap((k, i) => [
+      client.set(`${data}:count:${k}`, String(Number(values[i] ?? '0') + 1)),
+      ...(tokens ? [client.rpush(`${data}:tokens:${k}`, String(tokens[k]))] : []),
+    ]),
+  );
+  if (tokens && processIndex !== undefined) await client.rpush(`${data}:processes`, processIndex);
+  for (const k of lockedKeys) report.increments[k]!++;
 }
 
-async function caller(): Promise<number> {
-  let done = 0;
+async function usePermits(seed: number, i: number): Promise<void> {
+  const permits = 1 + ((seed + i * 3) % limit);
+  await engine.using(keys[0]!, { ...lockOptions, limit, permits }, async (lock) => {
+    report.peak = Math.max(report.peak, await client.incrby(`${data}:in-use`, permits));
+    await tick();
+    await client.decrby(`${data}:in-use`, permits);
+    if (lock.signal.aborted) throw lock.signal.reason;
+  });
+}
+
+async function caller(seed: number): Promise<void> {
   for (let i = 0; i < iterations; i++) {
-    if (locked) {
-      await engine.using(lockKey, lockOptions, async (lock) => {
-        await increment();
-        await data.rpush(tokensKey, String(lock.fencingToken));
-        if (processesKey) await data.rpush(processesKey, processIndex);
-        if (lock.signal.aborted) throw lock.signal.reason;
-      });
-    } else {
-      await increment();
+    try {
+      if (mode === 'permits') await usePermits(seed, i);
+      else if (!locked) await increment(keys);
+      else if (keys.length === 1 && !random) {
+        // One key: the single-key lock (mutex, or fair lock), not a multi-key call of one.
+        await engine.using(keys[0]!, lockOptions, async (lock) => {
+          await increment(keys, { [keys[0]!]: lock.fencingToken });
+          if (lock.signal.aborted) throw lock.signal.reason;
+        });
+      } else {
+        await engine.using(pick(), lockOptions, async (lock) => {
+          await increment([...lock.keys], lock.fencingTokens);
+          if (lock.signal.aborted) throw lock.signal.reason;
+        });
+      }
+      report.sections++;
+    } catch (error) {
+      if (!(error instanceof LockNotAcquiredError)) throw error;
+      report.timeouts++; // a deadlock would show up here: every call is bounded by waitMs
     }
-    done++;
-    sections++;
   }
-  return done;
 }
 
-let sections = 0;
-async function run(): Promise<void> {
-  // Progress lines make a stalled run diagnosable from the parent's failure message.
-  const progress = setInterval(() => emit({ type: 'progress', sections, stats: engine.stats() }), 5000);
-  progress.unref();
-  const counts = await Promise.all(Array.from({ length: callers }, () => caller()));
-  clearInterval(progress);
-  emit({
-    type: 'done',
-    sections: counts.reduce((a, b) => a + b, 0),
-    acquisitions,
-    attempts,
-    lost,
-    handedOver,
-  });
-}
-
-const stop = onParentMessage((message: { type: string }) => {
-  if (message.type !== 'go') return;
-  stop();
-  run()
-    .catch((error: unknown) => {
-      emit({
-        type: 'error',
-        message: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
-      });
-      process.exitCode = 1;
-    })
-    .finally(async () => {
-      await engine.close();
-      await data.quit().catch(() => data.disconnect());
-      // stdin stays open (the parent's pipe), so leave explicitly once everything is closed.
-      process.exit();
-    });
+runOnGo({
+  ready: () => client.ping(),
+  run: async () => {
+    await Promise.all(Array.from({ length: callers }, (_, i) => caller(i + process.pid)));
+    return report;
+  },
+  progress: () => ({ sections: report.sections, stats: engine.stats() }),
+  close: async () => {
+    await engine.close();
+    for (const c of [client, lockClient]) await c?.quit().catch(() => c.disconnect());
+  },
 });
-
-data
-  .ping()
-  .then(() => emit({ type: 'ready', pid: process.pid }))
-  .catch((error: unknown) => {
-    emit({ type: 'error', message: String(error) });
-    process.exit(1);
-  });

@@ -2,11 +2,11 @@
  * Contention baseline: LOOPS concurrent loops in this process each take the lock of KEY
  * ITERATIONS times. Inside each critical section the loop enters the oracle's occupancy counter
  * (more than one inside = overlap) and writes with its fencing token (a stale token = a token
- * regression or an overlap). Starts on {"cmd":"go"}, ends with one ContenderReport.
+ * regression or an overlap). Protocol: runOnGo (worker-io.ts); the report is a ContenderReport.
  * Env: REDIS_URL, STORE_URL, KEY, LOOPS, ITERATIONS, WORKER_NAME.
  */
 import { createLockEngine } from '../../../lib/core';
-import { emit, onParentMessage, requiredEnv } from '../worker-io';
+import { requiredEnv, runOnGo } from '../worker-io';
 import { FenceOracle } from '../fence-oracle';
 
 /** The summary a contender worker sends when its loops are done. */
@@ -59,12 +59,13 @@ async function loop(): Promise<void> {
   }
 }
 
-const stop = onParentMessage(async (message: { cmd: string }) => {
-  if (message.cmd !== 'go') return;
-  stop();
-  await Promise.all(Array.from({ length: loops }, loop));
-  await engine.close();
-  await store.close();
-  emit(report as unknown as Record<string, unknown>);
+runOnGo({
+  run: async () => {
+    await Promise.all(Array.from({ length: loops }, loop));
+    return report as unknown as Record<string, unknown>;
+  },
+  close: async () => {
+    await engine.close();
+    await store.close();
+  },
 });
-emit({ type: 'ready', pid: process.pid });
