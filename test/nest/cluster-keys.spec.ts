@@ -6,7 +6,7 @@ import { DistributedLock, DistributedLockModule, DistributedLockService } from '
 import { keySlot } from '../support/cluster-slots';
 import { clusterClient, closeClient } from '../support/redis-assertions';
 import { startCluster, type RedisClusterTopology } from '../support/redis-topologies';
-import { closeApps, startApp } from '../support/nest-app';
+import { closeApps, startApp } from '../support/nest-env';
 
 const PREFIX = 'cluster-test:';
 

@@ -11,7 +11,7 @@ import {
 import { startRedis, type RedisServerProcess } from '../support/redis-server';
 import { waitUntil } from '../support/wait';
 import { Barrier, track } from '../support/barrier';
-import { closeApps, startApp } from '../support/nest-app';
+import { closeApps, startApp } from '../support/nest-env';
 
 const REPLICA = 'REPLICA';
 // Far from any test run: the jobs are registered and started but never fire by themselves.

@@ -7,7 +7,7 @@ import { closeClient, redisClient } from '../support/redis-assertions';
 import { startRedis, type RedisServerProcess } from '../support/redis-server';
 import { waitUntil } from '../support/wait';
 import { Barrier, track } from '../support/barrier';
-import { closeApps, startApp } from '../support/nest-app';
+import { closeApps, startApp } from '../support/nest-env';
 import { scriptCalls } from '../support/redis-probe';
 
 const PREFIX = 'provider:';

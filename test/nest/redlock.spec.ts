@@ -4,7 +4,7 @@ import { DistributedLock, DistributedLockModule, DistributedLockService } from '
 import { closeClient, listClients, redisClient } from '../support/redis-assertions';
 import { startRedisGroup, type RedisGroup } from '../support/redis-topologies';
 import { waitUntil } from '../support/wait';
-import { closeApps, startApp, uniquePrefix } from '../support/nest-app';
+import { closeApps, startApp, uniquePrefix } from '../support/nest-env';
 
 @Injectable()
 class Payouts {

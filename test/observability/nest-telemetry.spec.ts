@@ -8,7 +8,7 @@ import { DistributedLock, DistributedLockModule, DistributedLockService } from '
 import { DistributedLockTelemetry, provideLockTelemetry } from '../../lib/nest';
 import { LOCK_ATTRIBUTES as A, OTEL_METRICS, OTEL_SPANS } from '../../lib/observability';
 import { startRedis, type RedisServerProcess } from '../support/redis-server';
-import { closeApps, startApp, uniquePrefix } from '../support/nest-app';
+import { closeApps, startApp, uniquePrefix } from '../support/nest-env';
 import { registerTestOtelSdk, sumValue, TestOtelSdk } from '../support/otel-sdk';
 
 @Injectable()

@@ -4,7 +4,7 @@ import { DistributedLockModule, type LockHandle } from '../../lib';
 import { createLockEngine, type LockEngine } from '../../lib/core/public';
 import { startRedis, type RedisServerProcess } from './redis-server';
 import { sleep } from './wait';
-import { uniquePrefix } from './nest-app';
+import { uniquePrefix } from './nest-env';
 
 /**
  * The key a busy answer must never reveal: an e-mail address, with CR/LF that a log line must

@@ -17,7 +17,7 @@ import {
   DistributedLockTransportInterceptor,
   type LockErrorAnswer,
 } from '../../lib';
-import { closeApps } from '../support/nest-app';
+import { closeApps } from '../support/nest-env';
 import { CapturingLogger } from '../support/capturing-logger';
 import {
   Ledger,

@@ -13,7 +13,7 @@ import { MessageBody, SubscribeMessage, WebSocketGateway, type WsResponse } from
 import { io, type Socket } from 'socket.io-client';
 import WebSocket from 'ws';
 import { DistributedLock } from '../../lib';
-import { closeApps } from '../support/nest-app';
+import { closeApps } from '../support/nest-env';
 import { CapturingLogger } from '../support/capturing-logger';
 import { Ledger, LockFixture, revealsKey, SECRET_EMAIL, startLockFixture } from '../support/lock-fixture';
 import { NativeWsExceptionFilter } from '../support/native-ws-exception.filter';
