@@ -4,6 +4,7 @@ import { DistributedLockModule, type LockHandle } from '../../lib';
 import { createLockEngine, type LockEngine } from '../../lib/core/public';
 import { startRedis, type RedisServerProcess } from './redis-server';
 import { sleep } from './wait';
+import type { CapturingLogger } from './capturing-logger';
 import { uniquePrefix } from './nest-env';
 
 /**
@@ -87,4 +88,39 @@ export class Ledger {
 /** Asserts that `received` (anything a client got) does not contain the secret part of the key. */
 export function revealsKey(received: unknown): boolean {
   return JSON.stringify(received).includes(SECRET_PART);
+}
+
+/**
+ * The busy answer over a message transport (`rpc`, `ws`): while another replica holds the account's lock
+ * for 20 s, `ask()` (a decorated handler with waitMs 0) gets { status, code: LOCKED, message, retryAfterMs }
+ * with retryAfterMs within the holder's lease and nothing of the key; the logger has one warn line, escaped,
+ * and no ERROR.
+ */
+export async function expectLockedAnswer(
+  fixture: LockFixture,
+  logger: CapturingLogger,
+  transport: 'rpc' | 'ws',
+  ask: () => Promise<any>,
+): Promise<void> {
+  const held = await fixture.holdElsewhere(`account:${SECRET_EMAIL}`, 20_000);
+  const from = logger.lines.length;
+  try {
+    const error = await ask();
+    expect(error).toEqual({
+      status: 'error',
+      code: 'LOCKED',
+      message: 'The resource is locked by another request; retry later',
+      retryAfterMs: expect.any(Number),
+    });
+    expect(error.retryAfterMs).toBeGreaterThan(10_000);
+    expect(error.retryAfterMs).toBeLessThanOrEqual(20_000);
+    expect(revealsKey(error)).toBe(false);
+  } finally {
+    await held.release();
+  }
+  expect(logger.since(from, 'error')).toEqual([]);
+  const warns = logger.since(from, 'warn');
+  expect(warns).toHaveLength(1);
+  expect(warns[0]!.message).toContain(`Answering LOCKED over ${transport}`);
+  expect(warns[0]!.message).not.toMatch(/[\r\n]/);
 }

@@ -1,6 +1,8 @@
-/** Spawns lock-worker.ts processes and runs contention rounds on them (see that file's protocol). */
+/** Spawns workers/topology-worker.ts processes and runs contention rounds on them (see that file's protocol). */
 import { spawnWorker, workerPath, type WorkerProcess } from './spawn-worker';
 import { FenceOracle, type ResourceState } from './fence-oracle';
+import { recordFigures } from './topology-figures';
+import { waitUntil } from './wait';
 
 const WORKER = workerPath('topology-worker.ts');
 
@@ -106,4 +108,29 @@ export async function stopLockWorkers(workers: readonly WorkerProcess<LockWorker
 export async function oracleFigures(oracle: FenceOracle, scope: string): Promise<OracleFigures> {
   const { entries, overlaps, regressions } = await oracle.state(scope);
   return { entries, overlaps, regressions };
+}
+
+/**
+ * The baseline of every topology: the workers contend for one key until they made `grants`; the oracle
+ * saw no overlap and no token regression, and every grant entered it. Records the round's figures.
+ */
+export async function expectBaselineRound(
+  workers: readonly WorkerProcess<LockWorkerMessage>[],
+  oracle: FenceOracle,
+  topology: string,
+  { scope, grants, figures }: { scope: string; grants: number; figures: string },
+): Promise<RoundResult> {
+  const result = await runRound(workers, oracle, scope, 'shared', () =>
+    waitUntil(() => progress(workers) >= grants, {
+      timeoutMs: 90_000,
+      intervalMs: 100,
+      description: `${grants} grants`,
+    }),
+  );
+  recordFigures(topology, figures, result);
+  expect(result.overlaps).toBe(0);
+  expect(result.regressions).toBe(0);
+  expect(result.entries).toBe(result.acquired);
+  expect(result.acquired).toBeGreaterThanOrEqual(grants);
+  return result;
 }
