@@ -6,7 +6,7 @@ import { Cluster } from 'ioredis';
 import { createLockEngine, KeySpace, type LockEngine } from '../../lib/core';
 import { keySlot } from '../support/cluster-slots';
 import { redisCommand } from '../support/redis-command';
-import { startCluster, type RedisClusterTopology } from '../support/redis-topologies';
+import { sharedCluster, type RedisClusterTopology } from '../support/redis-topologies';
 import { spawnWorker, workerPath, type WorkerProcess } from '../support/spawn-worker';
 import { waitUntil } from '../support/wait';
 import { runCliProcess } from '../support/run-cli';
@@ -21,14 +21,13 @@ let engine: LockEngine | undefined;
 let worker: WorkerProcess | undefined;
 
 beforeAll(async () => {
-  cluster = await startCluster({ masters: 3, replicasPerMaster: 0 });
+  cluster = await sharedCluster();
 });
 
 afterAll(async () => {
   await worker?.stop();
   await engine?.close();
   client?.disconnect();
-  await cluster?.stop();
 });
 
 /** A user key whose lock lives in `slot` or just after it. */
