@@ -34,7 +34,7 @@ export { DISTRIBUTED_LOCK_METADATA } from './nest/distributed-lock.constants';
 export type { LockOptions, ReplicaAckOptions } from './core/options/lock-options';
 export { MAX_KEY_BYTES } from './core/options/lock-options';
 export { MAX_MULTI_KEYS } from './core/multi/multi-keys';
-export { isLockKeyError } from './core/options/lock-key';
+export { isLockKeyError } from './core/options/validation';
 export type { LockHandle } from './core/engine/lock-grant';
 export type { MultiLockHandle } from './core/multi/multi-lock-handle';
 export type { LockEngineReadiness, LockEngineStats } from './core/engine/engine-status';

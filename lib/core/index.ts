@@ -4,8 +4,8 @@
 export * from './public';
 export * from './options/lock-options';
 export { assertKnownNames, describe, printable, quoteKey } from './options/validation';
-export { assertLockKey, INVALID_LOCK_KEY, isLockKeyError, lockKeyError } from './options/lock-key';
-export { prepareLockOptions, validateLockOptions, withLockSignal } from './options/lock-options-validation';
+export { assertLockKey, INVALID_LOCK_KEY, isLockKeyError, lockKeyError } from './options/validation';
+export { prepareLockOptions, validateLockOptions, withLockSignal } from './options/validation';
 export { resolveEngineOptions } from './options/resolve-engine-options';
 export { resolveLockConfig, LOCK_CONFIG_OPTION_NAMES } from './options/resolve-lock-config';
 export type { ResolvedLockConfig, ResolvedConnectionOption } from './options/resolve-lock-config';

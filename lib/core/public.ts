@@ -6,7 +6,7 @@ export type { CreateLockEngineOptions } from './options/resolve-lock-config';
 export type { LockEngineOptions, LockOptions, ReplicaAckOptions } from './options/lock-options';
 export { MAX_DURATION_MS, MAX_KEY_BYTES } from './options/lock-options';
 export { MAX_MULTI_KEYS } from './multi/multi-keys';
-export { isLockKeyError } from './options/lock-key';
+export { isLockKeyError } from './options/validation';
 export type { LockHandle } from './engine/lock-grant';
 export type { MultiLockHandle } from './multi/multi-lock-handle';
 export type { LockEngineReadiness, LockEngineStats } from './engine/engine-status';

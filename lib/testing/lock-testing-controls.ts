@@ -4,7 +4,7 @@ import { KeySpace, LockKindTag } from '../core/kinds/key-space';
 import type { LockEngine } from '../core/engine/lock-engine';
 import type { AttemptRequest, LockKind } from '../core/kinds/lock-kind';
 import { LockOptions, MAX_DURATION_MS } from '../core/options/lock-options';
-import { assertLockKey } from '../core/options/lock-key';
+import { assertLockKey } from '../core/options/validation';
 import { assertDuration } from '../core/options/validation';
 import type { InMemoryLockBackend } from './memory/in-memory-backend';
 import type { MemoryStore } from './memory/memory-store';

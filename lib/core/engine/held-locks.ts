@@ -1,9 +1,9 @@
 import type { LockLostError } from '../errors';
-import type { HoldRef, LockKind, ReleaseResult } from '../kinds/lock-kind';
-import type { LockOptions } from '../options/lock-options';
+import { kindOf } from '../kinds/kind-registry';
+import type { HoldRef, ReleaseResult } from '../kinds/lock-kind';
 import type { LocalWaitQueues } from '../waiting/wait-queue';
 import type { CohortBounds } from './cohort';
-import { monotonicMs } from './ids';
+import { monotonicMs } from './deadlines';
 import type { LockEvents } from './lock-events';
 import type { LockGrant } from './lock-grant';
 import { Watchdog } from './watchdog';
@@ -182,7 +182,7 @@ export class HeldLocks {
     if (lost && this.events.wants('lost')) {
       this.events.safeEmit('lost', {
         key: grant.key,
-        kind: kindName(grant.kind, grant.options),
+        kind: kindOf(grant.options).event,
         fencingToken: grant.fencingToken,
         heldMs: monotonicMs() - grant.grantedAt,
         reason: lost.reason,
@@ -235,7 +235,7 @@ export class HeldLocks {
     if (!this.events.wants('released')) return;
     this.events.safeEmit('released', {
       key: grant.key,
-      kind: kindName(grant.kind, grant.options),
+      kind: kindOf(grant.options).event,
       fencingToken: grant.fencingToken,
       heldMs,
       result,
@@ -261,12 +261,4 @@ export class HeldLocks {
     let timer = setTimeout(attempt, delayMs).unref();
     this.releaseRetries.add(timer);
   }
-}
-
-/** The kind's name in events: mutex, token, read, write, fair or semaphore. */
-export function kindName(kind: LockKind, opts: LockOptions): string {
-  if (opts.mode) return opts.mode;
-  if (opts.fair) return 'fair';
-  if (opts.limit !== undefined) return 'semaphore';
-  return kind.reentrant ? 'mutex' : 'token';
 }

@@ -6,7 +6,7 @@ import { assertDuration } from '../options/validation';
 import { Cohort, type CohortOpening } from './cohort';
 import { deadlines, type Deadline } from './deadlines';
 import type { HeldLocks } from './held-locks';
-import { monotonicMs } from './ids';
+import { monotonicMs } from './deadlines';
 
 /**
  * Redlock's clock-drift allowance, applied to every lease: 1 % of the lease plus 2 ms. A lease ends

@@ -1,7 +1,8 @@
 import { LockServiceClosedError } from '../errors';
 import type { AcquisitionContext } from '../engine/acquisition';
-import { kindName } from '../engine/held-locks';
-import { monotonicMs, randomId } from '../engine/ids';
+import { kindOf } from '../kinds/kind-registry';
+import { monotonicMs } from '../engine/deadlines';
+import { randomId } from '../engine/lock-context';
 import { GrantHandle, LockGrant } from '../engine/lock-grant';
 import { reportGrant, Waiter } from '../waiting/waiter';
 import type { LockKind } from '../kinds/lock-kind';
@@ -44,7 +45,7 @@ export class MultiAcquisition {
     private readonly locker: MultiKeyLocker,
     private readonly req: MultiAcquisitionRequest,
   ) {
-    this.kindLabel = kindName(req.kind, req.options);
+    this.kindLabel = kindOf(req.options).event;
     this.wait = new Waiter(
       ctx,
       {

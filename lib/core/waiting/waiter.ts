@@ -1,6 +1,6 @@
 import { LockNotAcquiredError, LockServiceClosedError } from '../errors';
 import type { AcquisitionContext, AcquisitionRequest } from '../engine/acquisition';
-import { monotonicMs } from '../engine/ids';
+import { monotonicMs } from '../engine/deadlines';
 import type { LockGrant } from '../engine/lock-grant';
 import type { GrantHandle } from '../engine/lock-grant';
 import type { LockOptions } from '../options/lock-options';
