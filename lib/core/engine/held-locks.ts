@@ -61,14 +61,14 @@ export class HeldLocks {
   readonly holdTimes = new HoldTimes();
   private stopped = false;
   private readonly cohort: CohortBounds | false;
-  /** Called on every new grant (the inspection registry starts its timer). */
-  onGrant?: () => void;
 
   constructor(
     readonly engineId: string,
     private readonly events: LockEvents,
     private readonly queues: LocalWaitQueues,
     settings: { readonly renewEveryMs: number; readonly cohort: CohortBounds | false },
+    /** Called on every new grant (the engine's registry keeps its timer running). */
+    private readonly onGrant?: () => void,
   ) {
     this.cohort = settings.cohort;
     this.watchdog = new Watchdog(settings.renewEveryMs, (round) => this.events.safeEmit('renewed', round));
@@ -110,7 +110,7 @@ export class HeldLocks {
       const keepMs =
         grant.options.minHoldMs === undefined ? 0 : grant.grantedAt + grant.options.minHoldMs - monotonicMs();
       if (keepMs >= 1) return this.keepUntilMinHold(grant, base, keepMs);
-      if (holdId === grant.cohort?.holdId && this.handOff(grant)) return true;
+      if (holdId === grant.cohortHoldId && this.handOff(grant)) return true;
     }
     // A cohort that ended at its bound (handOff set yieldOnEnd) lets the other processes' waiters go first.
     const hold: HoldRef =
@@ -198,6 +198,7 @@ export class HeldLocks {
   private handOff(grant: LockGrant): boolean {
     if (!this.cohort || this.stopped) return false;
     const next = this.queues.head(grant.names.lock)?.waiter;
+    if (!next) return false; // nobody of this process waits: release in Redis
     const handle = grant.cohort!.handOff(grant, next, monotonicMs(), this.cohort);
     if (!handle) return false;
     this.add(handle.grant); // first, so the watchdog never sees the lock without a grant

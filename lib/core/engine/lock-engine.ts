@@ -2,7 +2,17 @@ import { setMaxListeners } from 'node:events';
 import { LockServiceClosedError } from '../errors';
 import { KeySpace } from '../kinds/key-space';
 import { MultiGrantHandle, type MultiLockHandle } from '../multi/multi-lock-handle';
-import { InspectableEngine } from '../inspection/inspectable-engine';
+import { EngineInspection } from '../inspection/engine-inspection';
+import type {
+  ForceReleaseLogOptions,
+  ForceReleaseOptions,
+  ForceReleaseRecord,
+  InspectLockOptions,
+  ListLocksOptions,
+  ListLocksResult,
+  LockInfo,
+} from '../inspection/lock-info';
+import type { LockInspector } from '../inspection/lock-inspector';
 import { LockOptions, ResolvedEngineOptions } from '../options/lock-options';
 import { assertLockKey } from '../options/validation';
 import { LocalWaitQueues } from '../waiting/wait-queue';
@@ -21,7 +31,7 @@ import { LockRequests } from './lock-request';
  * in Acquisition, held locks and the watchdog in HeldLocks, the storage behind a LockBackend.
  * Plain Node; no Nest inside. Built by createLockEngine() from options resolved once.
  */
-export class LockEngine extends InspectableEngine {
+export class LockEngine {
   readonly engineId = randomId().slice(0, 8);
   readonly events = new LockEvents();
   private readonly keys: KeySpace;
@@ -30,6 +40,8 @@ export class LockEngine extends InspectableEngine {
   private readonly closing = new AbortController();
   private readonly context: AcquisitionContext;
   private closed?: Promise<void>;
+  /** Inspection (list, inspect, forceRelease) and this engine's registry record; none on the in-memory backend. */
+  private readonly inspection?: EngineInspection;
   /** Critical sections running in using() / hold(): close() lets them finish (drainMs). */
   private readonly sections = new CriticalSections();
   /** Turns each call, one key or many, into a re-entry or a wait (lock-request.ts). */
@@ -40,12 +52,13 @@ export class LockEngine extends InspectableEngine {
     /** Resolved by resolveEngineOptions() (createLockEngine does it). */
     readonly options: ResolvedEngineOptions,
   ) {
-    super();
     this.keys = new KeySpace(options.keyPrefix);
-    this.queues = new LocalWaitQueues(options.maxWaitersPerKey);
+    // A new waiter or grant keeps the registry's timer running (it stops when things are idle).
+    const activity = () => this.inspection?.touch();
+    this.queues = new LocalWaitQueues(options.maxWaitersPerKey, activity);
     // Every waiter listens to `closing` until it leaves; thousands of waiters are normal, not a leak.
     setMaxListeners(0, this.closing.signal);
-    this.held = new HeldLocks(this.engineId, this.events, this.queues, options);
+    this.held = new HeldLocks(this.engineId, this.events, this.queues, options, activity);
     backend.watchConnections?.((state) => this.events.safeEmit('connection', state));
     const heldLocks = this.held;
     this.context = {
@@ -72,11 +85,47 @@ export class LockEngine extends InspectableEngine {
       options,
     });
     const { engineId, keys, held, queues, events } = this;
-    this.openInspection({ engineId, backend, options, keys, held, queues, events });
+    this.inspection = EngineInspection.open({ engineId, backend, options, keys, held, queues, events });
   }
 
-  protected override get isClosing(): boolean {
-    return this.closed !== undefined;
+  /** True when `key` is held, by any process (of any kind, or of `options.kind`). */
+  async isLocked(key: string, options?: InspectLockOptions): Promise<boolean> {
+    return this.inspector().isLocked(key, options);
+  }
+
+  /** Who holds `key` (owner, since when, until when, token, holds) and who waits; null when free. */
+  async inspect(key: string, options?: InspectLockOptions): Promise<LockInfo | null> {
+    return this.inspector().inspect(key, options);
+  }
+
+  /** Held locks across every process and node, a page at a time (from the registry; never KEYS/SCAN). */
+  async list(options?: ListLocksOptions): Promise<ListLocksResult> {
+    return this.inspector().list(options);
+  }
+
+  /**
+   * Evicts the holders of `key`, advances its fencing token, wakes its waiters, aborts the holders'
+   * signals ('force-released') and writes an audit entry. False when nothing was held.
+   */
+  async forceRelease(key: string, options: ForceReleaseOptions): Promise<boolean> {
+    return this.inspector().forceRelease(key, options);
+  }
+
+  /** The newest force-release audit entries (of one key when `options.key` is given). */
+  async forceReleases(options?: ForceReleaseLogOptions): Promise<ForceReleaseRecord[]> {
+    return this.inspector().forceReleases(options);
+  }
+
+  /**
+   * The inspector: a TypeError on a backend without inspection (the in-memory testing backend),
+   * LockServiceClosedError after close().
+   */
+  private inspector(): LockInspector {
+    if (!this.inspection) {
+      throw new TypeError('Inspection (list, inspect, forceRelease) is not supported by this lock backend');
+    }
+    if (this.closed) throw new LockServiceClosedError('closed');
+    return this.inspection.inspector;
   }
 
   /** Takes the lock, waiting up to `waitMs`; rejects with LockNotAcquiredError when it stays busy. */
@@ -197,7 +246,8 @@ export class LockEngine extends InspectableEngine {
       for (const holdId of [...grant.openHolds]) releases.push(this.held.release(grant, holdId));
     }
     await Promise.all(releases);
-    await this.closeInspection();
+    // Removes this engine's registry record before the backend closes.
+    await this.inspection?.close();
     await this.backend.close();
   }
 }

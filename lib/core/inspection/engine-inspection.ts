@@ -48,10 +48,6 @@ export class EngineInspection {
         target,
         grants: held.grants,
         queues,
-        onActivity: (callback) => {
-          held.onGrant = callback;
-          queues.onEnter = callback;
-        },
         heartbeatMs: options.renewEveryMs,
         commandTimeoutMs: options.commandTimeoutMs,
         baseTtlMs: options.watchdogLeaseMs + options.renewEveryMs,
@@ -64,6 +60,11 @@ export class EngineInspection {
   /** Inspection for an engine whose backend supports it (not the in-memory testing backend). */
   static open(parts: EngineInspectionParts): EngineInspection | undefined {
     return parts.backend.inspection ? new EngineInspection(parts) : undefined;
+  }
+
+  /** The engine granted a lock or queued a waiter (the registry's timer runs while there is activity). */
+  touch(): void {
+    this.registry?.touch();
   }
 
   /** Removes this engine's record and stops its timer (before the backend closes). */
