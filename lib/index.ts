@@ -27,7 +27,8 @@ export { LockedException } from './nest/locked.exception';
 export { DistributedLockTransportInterceptor } from './nest/transports/distributed-lock-transport.interceptor';
 export type { LockTransport } from './nest/transports/distributed-lock-transport.interceptor';
 export type { LockErrorAnswer, LockErrorCode } from './nest/transports/lock-error-answer';
-export { DistributedLockEngine } from './nest/distributed-lock-engine';
+// The engine's injection token: the LockEngine class Nest provides (override it in tests).
+export { LockEngine as DistributedLockEngine } from './core/engine/lock-engine';
 export { DISTRIBUTED_LOCK_METADATA } from './nest/distributed-lock.constants';
 
 // Locks, handles, events and errors (the same names as `nestjs-distributed-lock/core`).

@@ -61,16 +61,21 @@ export class HeldLocks {
   readonly holdTimes = new HoldTimes();
   private stopped = false;
   private readonly cohort: CohortBounds | false;
+  private readonly onGrant?: () => void;
 
   constructor(
     readonly engineId: string,
     private readonly events: LockEvents,
     private readonly queues: LocalWaitQueues,
-    settings: { readonly renewEveryMs: number; readonly cohort: CohortBounds | false },
-    /** Called on every new grant (the engine's registry keeps its timer running). */
-    private readonly onGrant?: () => void,
+    settings: {
+      readonly renewEveryMs: number;
+      readonly cohort: CohortBounds | false;
+      /** Called on every new grant (the engine's registry keeps its timer running). */
+      readonly onGrant?: () => void;
+    },
   ) {
     this.cohort = settings.cohort;
+    this.onGrant = settings.onGrant;
     this.watchdog = new Watchdog(settings.renewEveryMs, (round) => this.events.safeEmit('renewed', round));
   }
 

@@ -58,7 +58,7 @@ export class LockEngine {
     this.queues = new LocalWaitQueues(options.maxWaitersPerKey, activity);
     // Every waiter listens to `closing` until it leaves; thousands of waiters are normal, not a leak.
     setMaxListeners(0, this.closing.signal);
-    this.held = new HeldLocks(this.engineId, this.events, this.queues, options, activity);
+    this.held = new HeldLocks(this.engineId, this.events, this.queues, { ...options, onGrant: activity });
     backend.watchConnections?.((state) => this.events.safeEmit('connection', state));
     const heldLocks = this.held;
     this.context = {
