@@ -220,6 +220,32 @@ for (const [group, scenarios] of Object.entries(SCENARIOS)) {
   });
 }
 
+describe('the seam bounds a call by its timeoutMs', () => {
+  it('rejects a reply that comes later on both sides, and hands the reply to onLateReply', async () => {
+    const names = new KeySpace('conf:late:').names(KEY);
+    const acquire = defineScript('mutex-acquire');
+    const args = (hold: string) =>
+      ['owner-A', hold, LONG_MS, CONFORMANCE_SETTINGS.fenceTtlMs, '0', 1, '', '1'] as const;
+    const keys = [names.lock, names.fence, names.aux];
+    for (const side of [redis, memory]) {
+      // A first call in time (it also loads the script, so the late one is a single EVALSHA).
+      await side.runner.run(acquire, keys, [...args('hold-h1')]);
+      let onLateReply: (reply: unknown) => void = () => undefined;
+      const lateReply = new Promise<unknown>((resolve) => (onLateReply = resolve));
+      const sent = side.late(
+        () =>
+          side.runner.run(acquire, keys, [...args('hold-h2')], { userKey: KEY, timeoutMs: 50, onLateReply }),
+        300,
+      );
+      await expect(sent).rejects.toMatchObject({ name: 'LockRedisError', message: /within 50 ms/ });
+      expect({ side: side.name, late: await lateReply }).toEqual({
+        side: side.name,
+        late: [2, expect.any(Number)],
+      });
+    }
+  });
+});
+
 describe('conformance coverage', () => {
   it('lists every Lua script in the reply table', () => {
     expect(scriptNames()).toEqual(Object.keys(SCRIPT_REPLIES).sort());

@@ -71,17 +71,19 @@ export class MemoryScripts implements ScriptRunner {
   ): Promise<Reply> {
     const limit = Math.max(1, Math.min(call?.timeoutMs ?? this.commandTimeoutMs, this.commandTimeoutMs));
     const sent = performance.now();
+    const late = (): boolean => performance.now() - sent > limit;
     const port = PORTS[script.name];
-    const outcome = this.answer(script.name, call?.userKey, () => {
-      if (!port) throw new Error(`ERR the in-memory lock backend has no port of ${script.name}.lua`);
-      // KEYS and ARGV as Lua sees them: indexed from 1, every argument a string.
-      return toRedisReply(port(this.store, ['', ...keys], ['', ...args.map(String)])) as Reply;
-    });
-    const reply = await outcome.catch((err: unknown) => {
-      if (performance.now() - sent > limit) throw this.timeout(script.name, limit, call?.userKey);
-      throw err;
-    });
-    if (performance.now() - sent > limit) {
+    let reply: Reply;
+    try {
+      reply = await this.answer(script.name, call?.userKey, () => {
+        if (!port) throw new Error(`ERR the in-memory lock backend has no port of ${script.name}.lua`);
+        // KEYS and ARGV as Lua sees them: indexed from 1, every argument a string.
+        return toRedisReply(port(this.store, ['', ...keys], ['', ...args.map(String)])) as Reply;
+      });
+    } catch (err) {
+      throw late() ? this.timeout(script.name, limit, call?.userKey) : err;
+    }
+    if (late()) {
       call?.onLateReply?.(reply);
       throw this.timeout(script.name, limit, call?.userKey);
     }

@@ -42,6 +42,8 @@ export interface SeamSide {
   published(): Promise<[channel: string, message: string][]>;
   /** The side's server clock in ms (for normalising replies). */
   nowMs(): Promise<number>;
+  /** Calls `send` so that its reply comes about `ms` late (Redis paused; the event loop held up). */
+  late<T>(send: () => Promise<T>, ms: number): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -164,6 +166,10 @@ export async function redisSide(url: string, channels: string): Promise<SeamSide
       return published.splice(0);
     },
     nowMs,
+    async late(send, ms) {
+      await admin.call('CLIENT', 'PAUSE', String(ms), 'WRITE');
+      return send();
+    },
     async close() {
       await Promise.all([closeClient(client), closeClient(admin), closeClient(subscriber)]);
     },
@@ -207,6 +213,13 @@ export function memorySide(): SeamSide {
     },
     published: () => Promise.resolve(published.splice(0)),
     nowMs: () => Promise.resolve(nowMs()),
+    late(send, ms) {
+      // The script runs at once; its reply turn comes only after the loop is free again.
+      const reply = send();
+      const until = performance.now() + ms;
+      while (performance.now() < until);
+      return reply;
+    },
     close() {
       stop();
       return Promise.resolve();
