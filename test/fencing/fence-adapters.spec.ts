@@ -1,14 +1,14 @@
 /*
  * One rule, every storage: the same table of writes goes through each helper against real storage
- * (PostgreSQL via the SQL helper, Knex, Drizzle and TypeORM; SQLite via better-sqlite3; the Redis
- * fenced store; the in-process ledger), and each must accept and refuse exactly as admitsFence()
- * says, leaving a refused write unwritten. Prisma is not run here (its CLI downloads an engine).
+ * (PostgreSQL via the SQL helper, Knex, Drizzle and TypeORM; SQLite via sql.js, SQLite compiled to
+ * WebAssembly; the Redis fenced store; the in-process ledger), and each must accept and refuse
+ * exactly as admitsFence() says, leaving a refused write unwritten. Prisma is not run here (its CLI downloads an engine).
  */
-import Database from 'better-sqlite3';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { eq } from 'drizzle-orm';
 import { bigint, integer, pgTable, text } from 'drizzle-orm/pg-core';
 import knexFactory, { type Knex } from 'knex';
+import initSqlJs, { type Database as SqlJsDatabase, type SqlValue } from 'sql.js';
 import { DataSource } from 'typeorm';
 import {
   admitsFence,
@@ -43,15 +43,16 @@ const drizzleCounters = pgTable('counters', {
 
 let knex: Knex;
 let orm: DataSource;
-let sqlite: Database.Database;
+let sqlite: SqlJsDatabase;
 const ledger = new MemoryFenceLedger();
 
 beforeAll(async () => {
   knex = knexFactory({ client: 'pg', connection: env.postgres.url, pool: { min: 0, max: 2 } });
   orm = new DataSource({ type: 'postgres', url: env.postgres.url, entities: [CounterEntity], poolSize: 2 });
   await orm.initialize();
-  sqlite = new Database(':memory:');
-  sqlite.exec(COUNTERS_DDL);
+  const SQL = await initSqlJs();
+  sqlite = new SQL.Database();
+  sqlite.run(COUNTERS_DDL);
 });
 afterAll(async () => {
   await knex?.destroy();
@@ -70,10 +71,24 @@ const pgRead = async (id: string) => {
 const pgCreate = async (id: string) => {
   await env.pool.query('INSERT INTO counters (id, value) VALUES ($1, 0)', [id]);
 };
+/** sql.js: the SELECT's rows as objects; otherwise `{ changes }` from getRowsModified(). */
 const sqliteQuery = (text: string, values: unknown[]) => {
-  const statement = sqlite.prepare(text);
-  return text.startsWith('SELECT') ? statement.all(...values) : statement.run(...values);
+  const params = values as SqlValue[];
+  if (!text.startsWith('SELECT')) {
+    sqlite.run(text, params);
+    return { changes: sqlite.getRowsModified() };
+  }
+  const statement = sqlite.prepare(text, params);
+  try {
+    const rows: Record<string, unknown>[] = [];
+    while (statement.step()) rows.push(statement.getAsObject());
+    return rows;
+  } finally {
+    statement.free();
+  }
 };
+const sqliteRow = (text: string, values: SqlValue[]) =>
+  (sqliteQuery(text, values) as Record<string, unknown>[])[0];
 
 const ADAPTERS: Record<string, () => Adapter> = {
   'SQL helper on PostgreSQL': () => ({
@@ -111,7 +126,7 @@ const ADAPTERS: Record<string, () => Adapter> = {
     read: pgRead,
     create: pgCreate,
   }),
-  'SQL helper on SQLite (better-sqlite3)': () => ({
+  'SQL helper on SQLite (sql.js)': () => ({
     write: (id, value, fence) =>
       fencedUpdate(sqliteQuery, {
         dialect: 'sqlite',
@@ -121,13 +136,12 @@ const ADAPTERS: Record<string, () => Adapter> = {
         fence,
       }),
     read: async (id) => {
-      const row = sqlite
-        .prepare('SELECT value, lock_fence, lock_owner FROM counters WHERE id = ?')
-        .get(id) as { value: number; lock_fence: number; lock_owner: string } | undefined;
+      const row = sqliteRow('SELECT value, lock_fence, lock_owner FROM counters WHERE id = ?', [id]) as
+        { value: number; lock_fence: number; lock_owner: string } | undefined;
       return row ? { value: row.value, fence: { token: row.lock_fence, owner: row.lock_owner } } : null;
     },
     create: async (id) => {
-      sqlite.prepare('INSERT INTO counters (id, value) VALUES (?, 0)').run(id);
+      sqlite.run('INSERT INTO counters (id, value) VALUES (?, 0)', [id]);
     },
   }),
   'Redis fenced store': () => {

@@ -110,7 +110,8 @@ export function fencedUpdateSql(spec: FencedUpdateSpec): FencedUpdateStatement {
  *
  * `query` per driver: pg `(t, v) => pool.query(t, v)`; mysql2 `(t, v) => conn.execute(t, v)` (connect
  * with `flags: ['FOUND_ROWS']`, or a same-owner write of unchanged values reports 0 rows); better-sqlite3
- * `(t, v) => db.prepare(t)[t.startsWith('SELECT') ? 'all' : 'run'](...v)`.
+ * `(t, v) => db.prepare(t)[t.startsWith('SELECT') ? 'all' : 'run'](...v)`; sql.js: `db.run(t, v)` then
+ * `{ changes: db.getRowsModified() }` for the UPDATE, the SELECT's rows from `db.prepare(t, v)`.
  */
 export async function fencedUpdate(query: SqlQuery, spec: FencedUpdateSpec): Promise<number> {
   const statement = fencedUpdateSql(spec);

@@ -48,7 +48,8 @@ export class Placeholders {
 
 /**
  * The number of rows a driver reports for an UPDATE: node-postgres `rowCount`, mysql2 `affectedRows`
- * (also inside its `[result, fields]` pair), better-sqlite3 `changes`, Knex's number.
+ * (also inside its `[result, fields]` pair), better-sqlite3 `changes` (for sql.js, resolve to
+ * `{ changes: db.getRowsModified() }`), Knex's number.
  */
 export function affectedRows(result: unknown): number {
   if (typeof result === 'number') return result;
