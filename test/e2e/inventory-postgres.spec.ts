@@ -25,6 +25,8 @@ jest.setTimeout(120_000);
 let redis: RedisServerProcess;
 let postgres: PostgresServer;
 let pool: Pool;
+/** Errors of the spec's own idle connections (an unhandled pool 'error' would crash the worker). */
+const poolErrors: string[] = [];
 let replicas: SampleAppUnderTest[] = [];
 let elsewhere: LockEngine | undefined;
 
@@ -35,6 +37,7 @@ beforeAll(async () => {
     [1, 2].map(() => startSampleAppUnderTest(redis.url, { databaseUrl: postgres.url })),
   );
   pool = new Pool({ connectionString: postgres.url, max: 2 });
+  pool.on('error', (error) => poolErrors.push(error.message));
   elsewhere = createLockEngine({ redis: redis.url, keyPrefix: E2E_LOCK_PREFIX });
 }, 90_000);
 
@@ -139,6 +142,7 @@ describe('inventory on PostgreSQL (DATABASE_URL), through the fencing SQL helper
     const admin = new Redis(redis.url);
     try {
       expect(await admin.keys(`${E2E_PREFIX}inventory:*`)).toEqual([]);
+      expect(poolErrors).toEqual([]);
     } finally {
       await admin.quit();
     }
