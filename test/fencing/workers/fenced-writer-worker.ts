@@ -106,12 +106,14 @@ async function handle(message: FencedWriterCommand): Promise<void> {
     case 'increment': {
       let stale = 0;
       const tokens: number[] = [];
+      const reads: number[] = [];
       for (let i = 0; i < message.rounds; i++) {
         await engine.using(message.key, { waitMs: 120_000 }, async () => {
           // The fence comes from the async context, as a repository method would take it.
           const fence = currentFence(engine, message.key);
           tokens.push(Number(fence.token));
           const value = await read(message.backend, message.key);
+          reads.push(value);
           await new Promise((resolve) => setImmediate(resolve)); // let the others run between read and write
           try {
             await write(message.backend, message.key, value + 1, fence);
@@ -121,7 +123,7 @@ async function handle(message: FencedWriterCommand): Promise<void> {
           }
         });
       }
-      send({ type: 'incremented', key: message.key, rounds: message.rounds, stale, tokens });
+      send({ type: 'incremented', key: message.key, rounds: message.rounds, stale, tokens, reads });
       return;
     }
     case 'release': {

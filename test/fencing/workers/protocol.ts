@@ -24,7 +24,8 @@ export type FencedWriterMessage =
       error?: string;
       storedFence?: string | null;
     }
-  | { type: 'incremented'; key: string; rounds: number; stale: number; tokens: number[] }
+  /** `tokens[i]`: the token of round i's grant; `reads[i]`: the counter value that round read. */
+  | { type: 'incremented'; key: string; rounds: number; stale: number; tokens: number[]; reads: number[] }
   | { type: 'released'; key: string; result: boolean }
   | { type: 'closed' }
   | { type: 'failed'; error: string };
