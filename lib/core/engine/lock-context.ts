@@ -49,9 +49,13 @@ export function runInLockScope<T>(scopeKey: string, handle: LockHandle, fn: () =
   return storage.run({ held, innermost: handle }, fn);
 }
 
-/** The handle this async context holds for `scopeKey`, if any (it may since have been released). */
-export function heldInScope(scopeKey: string): LockHandle | undefined {
-  return storage.getStore()?.held.get(scopeKey);
+/**
+ * The handle this async context holds for lock `lockName` of engine `engineId`, if any (it may since
+ * have been released). Outside every critical section it costs one lookup and builds no string.
+ */
+export function heldInScope(engineId: string, lockName: string): LockHandle | undefined {
+  const frame = storage.getStore();
+  return frame?.held.get(`${engineId}|${lockName}`);
 }
 
 /** The innermost lock of this async context, or the one for a scope key. */

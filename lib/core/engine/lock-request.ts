@@ -47,7 +47,7 @@ export class LockRequests {
     assertLockKey(key);
     const call = this.shape(options, tryOnly);
     const names = this.parts.keys.names(key, call.kind.tag);
-    const held = heldInScope(`${this.parts.engineId}|${names.lock}`);
+    const held = heldInScope(this.parts.engineId, names.lock);
     const context = this.parts.context;
     if (context.closing.aborted && !(held instanceof GrantHandle && held.grant.active)) {
       throw new LockServiceClosedError(context.held.grants.size === 0 ? 'closed' : 'shutting down', key);
@@ -67,7 +67,17 @@ export class LockRequests {
         reason: `${context.queues.maxWaitersPerKey} callers of this process already wait for it (maxWaitersPerKey)`,
       });
     }
-    return new Acquisition(context, { ...call, key, names, tryOnly }).run();
+    return new Acquisition(context, {
+      key,
+      names,
+      kind: call.kind,
+      kindLabel: call.kindLabel,
+      options: call.options,
+      waitMs: call.waitMs,
+      leaseMs: call.leaseMs,
+      watchdog: call.watchdog,
+      tryOnly,
+    }).run();
   }
 
   /** Several keys, all or none: re-enters when this context holds every one, else waits for all. */
@@ -84,7 +94,7 @@ export class LockRequests {
       names: this.parts.keys.names(key, call.kind.tag),
     }));
     const grants = targets.map((t) => {
-      const held = heldInScope(`${this.parts.engineId}|${t.names.lock}`);
+      const held = heldInScope(this.parts.engineId, t.names.lock);
       return held instanceof GrantHandle ? held.grant : undefined;
     });
     const lost = grants.find((g) => g?.lost);
