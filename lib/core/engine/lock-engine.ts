@@ -54,7 +54,7 @@ export class LockEngine {
   ) {
     this.keys = new KeySpace(options.keyPrefix);
     // A new waiter or grant keeps the registry's timer running (it stops when things are idle).
-    const activity = () => this.inspection?.touch();
+    const activity = () => this.inspection?.registry?.touch();
     this.queues = new LocalWaitQueues(options.maxWaitersPerKey, activity);
     // Every waiter listens to `closing` until it leaves; thousands of waiters are normal, not a leak.
     setMaxListeners(0, this.closing.signal);

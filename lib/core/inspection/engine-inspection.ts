@@ -23,7 +23,8 @@ export interface EngineInspectionParts {
 /** One engine's inspection: the inspector, and its registry entry unless `inspection: false`. */
 export class EngineInspection {
   readonly inspector: LockInspector;
-  private readonly registry?: LockRegistry;
+  /** This engine's record in the registry of held locks (none with `inspection: false`). */
+  readonly registry?: LockRegistry;
 
   private constructor(parts: EngineInspectionParts) {
     const { engineId, backend, options, keys, held, queues, events } = parts;
@@ -60,11 +61,6 @@ export class EngineInspection {
   /** Inspection for an engine whose backend supports it (not the in-memory testing backend). */
   static open(parts: EngineInspectionParts): EngineInspection | undefined {
     return parts.backend.inspection ? new EngineInspection(parts) : undefined;
-  }
-
-  /** The engine granted a lock or queued a waiter (the registry's timer runs while there is activity). */
-  touch(): void {
-    this.registry?.touch();
   }
 
   /** Removes this engine's record and stops its timer (before the backend closes). */
