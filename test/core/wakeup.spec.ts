@@ -5,7 +5,7 @@
  */
 import * as path from 'path';
 import { KeySpace } from '../../lib/core/kinds/key-space';
-import type { LockHandle } from '../../lib/core/engine/lock-handle';
+import type { LockHandle } from '../../lib/core/engine/lock-grant';
 import { spawnWorker, WorkerProcess } from '../support/spawn-worker';
 import { EventPayload, LockEnv, nextEvent, track, uniqueKey, useLockEnv } from '../support/lock-env';
 

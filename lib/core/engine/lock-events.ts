@@ -91,6 +91,15 @@ export interface ConnectionState {
 
 /** A typed EventEmitter for LockEventMap. Listener errors never reach the lock engine. */
 export class LockEvents extends EventEmitter<LockEventMap> {
+  /**
+   * True when `name` has a listener or a diagnostics_channel subscriber: callers build an event's
+   * payload only then (a lock nobody observes costs no event objects).
+   */
+  wants(name: keyof LockEventMap): boolean {
+    const channel = lockChannels[name as LockLifecycleEvent] as diagnosticsChannel.Channel | undefined;
+    return channel?.hasSubscribers === true || this.listenerCount(name) > 0;
+  }
+
   /** Emits without letting a throwing listener break the caller. */
   safeEmit<K extends keyof LockEventMap>(name: K, ...args: LockEventMap[K]): void {
     // Also on node:diagnostics_channel; a channel with no subscriber costs one property read.

@@ -23,8 +23,6 @@ export interface LockRegistryDeps {
   /** The engine's live grants (HeldLocks.grants). */
   readonly grants: ReadonlySet<LockGrant>;
   readonly queues: LocalWaitQueues;
-  /** Sets (or clears) the callback for a new grant or a new waiter of this engine. */
-  readonly onActivity: (callback: (() => void) | undefined) => void;
   /** Full rewrite this often (the watchdog period): a record Redis lost comes back within it. */
   readonly heartbeatMs: number;
   readonly commandTimeoutMs: number;
@@ -87,14 +85,12 @@ export class LockRegistry {
   constructor(private readonly deps: LockRegistryDeps) {
     const { host, pid, app } = deps.identity;
     this.identityValue = JSON.stringify({ host, pid, app, since: Date.now() });
-    deps.onActivity(this.touch);
   }
 
   /** Stops the timer and removes this engine's record (before the connections close). */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.deps.onActivity(undefined);
     this.stopTimer();
     await this.running;
     // The record expires by itself: a Redis that is down or slow must not hold close() for long.
@@ -102,13 +98,14 @@ export class LockRegistry {
     if (this.recordWritten && up) await this.write({ op: 'drop' }, CLOSE_DROP_MS).catch(() => undefined);
   }
 
-  private readonly touch = (): void => {
+  /** The engine granted a lock or queued a waiter: the timer runs (again) until things are idle. */
+  touch(): void {
     this.idleTicks = 0;
     if (!this.timer && !this.closed) {
       this.timer = setInterval(() => void this.tick(), REGISTRY_SYNC_MS);
       this.timer.unref();
     }
-  };
+  }
 
   private tick(): Promise<void> {
     if (this.closed) return Promise.resolve();

@@ -8,7 +8,7 @@
  */
 import Redis, { Cluster } from 'ioredis';
 import { createLockEngine } from '../../../lib/core/topology/create-lock-engine';
-import type { LockHandle } from '../../../lib/core/engine/lock-handle';
+import type { LockHandle } from '../../../lib/core/engine/lock-grant';
 import type { LockOptions } from '../../../lib/core/options/lock-options';
 import { emit, onParentMessage, requiredEnv } from '../../support/worker-io';
 import { FENCED_WRITE_LUA } from '../support/fenced-write';

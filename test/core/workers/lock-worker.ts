@@ -7,7 +7,7 @@
  *      {type:'failed', id, name, message}  {type:'released', id, result}  {type:'lost', key, reason}
  */
 import { createLockEngine } from '../../../lib/core/topology/create-lock-engine';
-import type { LockHandle } from '../../../lib/core/engine/lock-handle';
+import type { LockHandle } from '../../../lib/core/engine/lock-grant';
 import type { LockOptions } from '../../../lib/core/options/lock-options';
 import { emit, onParentMessage, requiredEnv } from '../../support/worker-io';
 

@@ -1,11 +1,13 @@
 import { LockNotAcquiredError, LockServiceClosedError } from '../errors';
+import type { AcquisitionContext, AcquisitionRequest } from '../engine/acquisition';
+import { monotonicMs } from '../engine/deadlines';
+import type { LockGrant } from '../engine/lock-grant';
+import type { GrantHandle } from '../engine/lock-grant';
 import type { LockOptions } from '../options/lock-options';
-import { linkSignals } from '../waiting/abort';
-import type { Ticket } from '../waiting/wait-queue';
-import type { Wakeups } from '../waiting/wakeup-hub';
-import { withDeadline } from '../waiting/with-deadline';
-import type { AcquisitionContext } from './acquisition';
-import { monotonicMs } from './ids';
+import { linkSignals } from './abort';
+import type { Ticket } from './wait-queue';
+import type { Wakeups } from './wakeup-hub';
+import { withDeadline } from './with-deadline';
 
 /** Why a wait ended without the lock. */
 export type Failure = 'timeout' | 'aborted' | 'closed' | 'error';
@@ -25,28 +27,42 @@ export interface WaitCall {
 }
 
 /**
- * The waiting side of one acquire call, shared by single-key and multi-key locking: its deadline,
- * the wake-ups of the lock's channel, the exponential backoff (1 → 128 ms by default), the signal
- * that ends a sleep (the caller's, or close()), and how the wait is reported when it ends.
+ * One caller waiting for a lock: its deadline, its place in the local queue (the ticket), the
+ * wake-ups of the lock's channel, the exponential backoff (1 → 128 ms by default), the signal that
+ * ends a sleep (the caller's, or close()), its hand-off inbox (a lock a holder of this process passes
+ * on without Redis: cohorts), and how the wait is reported when it ends. Single-key and multi-key
+ * calls wait the same way; only single-key waiters queue locally and take hand-offs.
  */
-export class AcquisitionWait {
-  readonly started = monotonicMs();
+export class Waiter {
   attempts = 0;
   /** The busy holder's remaining lease from the latest attempt (ms); -1 when unknown. */
   retryAfterMs = -1;
   private readonly deadline: number;
   // The linked signal (an AbortController and two listeners) is built only when the call has to
-  // wait; a first attempt that wins never pays for it.
+  // sleep; a first attempt that wins never pays for it.
   private link?: { signal: AbortSignal; unlink: () => void };
   private wakeups?: Wakeups;
   private channel?: string;
   private backoffMs: number;
+  /** A lock handed over by a local holder of the same process (cohorts), not yet taken. */
+  private handed?: GrantHandle;
+  /** Set once the call has settled: later hand-offs are refused. */
+  private settled = false;
+  private reportedLocal = false;
+  private readonly req?: AcquisitionRequest;
+  private readonly ticket?: Ticket;
 
   constructor(
     private readonly ctx: AcquisitionContext,
     private readonly call: WaitCall,
+    /** Monotonic time the call began. */
+    readonly started: number,
+    /** The single-key request this waiter waits for and its place in the local queue, when it takes hand-offs (cohort kinds). */
+    handoff?: { readonly req: AcquisitionRequest; readonly ticket: Ticket },
   ) {
-    this.deadline = this.started + call.waitMs;
+    this.req = handoff?.req;
+    this.ticket = handoff?.ticket;
+    this.deadline = started + call.waitMs;
     this.backoffMs = ctx.backoff.initialMs;
   }
 
@@ -117,17 +133,77 @@ export class AcquisitionWait {
    * and a local holder tells its waiters itself: both sleep on the message with the longest backoff
    * as the safety net, not 1-2-4 ms polling.
    */
-  async sleep(cohortKind: boolean): Promise<'woken' | 'timeout' | 'aborted'> {
+  async sleep(): Promise<'woken' | 'timeout' | 'aborted'> {
     if (this.remaining() <= 0) return 'timeout';
     if (!this.wakeups) return 'timeout';
     const holderLeft = this.retryAfterMs >= 0 ? this.retryAfterMs + 1 : Infinity;
     const directed = this.call.directedWakeupSleepMs;
-    const step = directed ?? (cohortKind ? this.ctx.backoff.maxMs : this.backoffMs);
+    const step = directed ?? (this.req ? this.ctx.backoff.maxMs : this.backoffMs);
     const ms = Math.max(1, Math.min(step, holderLeft, this.remaining()));
     await this.wakeups.wait(ms, this.waitSignal());
     this.backoffMs = Math.min(this.backoffMs * 2, this.ctx.backoff.maxMs);
     return this.aborted() ? 'aborted' : 'woken';
   }
+
+  // ---- the hand-off inbox (cohort kinds) ----
+
+  /** A lock was handed over and not yet taken. */
+  get pending(): boolean {
+    return this.handed !== undefined;
+  }
+
+  /** Takes the lock a local holder handed over (call only when pending). */
+  take(): GrantHandle {
+    const handle = this.handed!;
+    this.handed = undefined;
+    return handle;
+  }
+
+  /** This process holds the lock (a cohort kind): wait to be told locally, no Redis attempt now. */
+  mustWaitLocally(): boolean {
+    const req = this.req;
+    if (!req || !this.ctx.held.holdsLocally(req.names.lock)) return false;
+    // Contention all the same, only settled in this process: reported once per wait.
+    if (!this.reportedLocal) {
+      this.reportedLocal = true;
+      this.reportContention(req.key, -1);
+    }
+    return true;
+  }
+
+  /** Whether this waiter takes `grant`'s lock now (same kind and lease mode, still waiting, the head). */
+  accepts(grant: LockGrant): boolean {
+    const req = this.req;
+    if (!req || this.settled || this.handed || this.aborted() || !this.ticket!.isHead) return false;
+    const { kind, watchdog, options: o } = req;
+    return (
+      grant.kind === kind &&
+      // The same lease mode: a watchdog lock is renewed for as long as it is held, a fixed one is not.
+      grant.watchdog === watchdog &&
+      o.minHoldMs === undefined &&
+      o.maxHoldMs === undefined
+    );
+  }
+
+  /** The options and lease a handed-over successor grant gets (call only when it accepted). */
+  get handoffRequest(): { readonly options: LockOptions; readonly leaseMs: number } {
+    return this.req!;
+  }
+
+  /** Gives this waiter a handed-over lock; it takes it (or releases it) at its next step. */
+  receive(handle: GrantHandle): void {
+    this.handed = handle;
+    this.wake();
+  }
+
+  /** The call has settled: refuses later hand-offs, releases one that came too late. */
+  settle(): void {
+    this.settled = true;
+    // Handed over while this call gave up (abort, error): release it in Redis.
+    if (this.handed) void this.handed.release();
+  }
+
+  // ---- how the wait is reported ----
 
   /** An attempt found `key` busy: remembers the holder's remaining lease and reports contention. */
   noteBusy(key: string, retryAfterMs: number): void {
@@ -137,7 +213,9 @@ export class AcquisitionWait {
 
   /** Reports contention on `key` (`contended`). */
   reportContention(key: string, retryAfterMs: number): void {
-    this.ctx.events.safeEmit('contended', { key, kind: this.call.kindLabel, retryAfterMs });
+    const events = this.ctx.events;
+    if (events.wants('contended'))
+      events.safeEmit('contended', { key, kind: this.call.kindLabel, retryAfterMs });
   }
 
   /** Removes the linked signal's listeners and leaves the channel. */
@@ -148,25 +226,29 @@ export class AcquisitionWait {
 
   /** Reports a wait that ended without the lock (`notAcquired`), naming `key`. */
   reportFailure(key: string, reason: Failure): void {
-    this.ctx.events.safeEmit('notAcquired', {
+    const { ctx, call } = this;
+    if (!ctx.events.wants('notAcquired')) return;
+    ctx.events.safeEmit('notAcquired', {
       key,
-      kind: this.call.kindLabel,
+      kind: call.kindLabel,
       waitedMs: monotonicMs() - this.started,
       attempts: this.attempts,
       reason,
-      tryOnly: this.call.tryOnly,
-      waitMs: this.call.waitMs,
+      tryOnly: call.tryOnly,
+      waitMs: call.waitMs,
     });
   }
 
-  /** Reports a grant of `key` (`acquired`) whose request was sent `waitedMs` after the wait began. */
+  /** Reports a grant of `key` (`acquired`) whose request was sent `waitedMs` after the call began. */
   reportGrant(
     key: string,
     waitedMs: number,
     fencingToken: number,
     extra?: { replicaAcks?: number; handedOver?: true },
   ): void {
-    this.ctx.events.safeEmit('acquired', {
+    const events = this.ctx.events;
+    if (!events.wants('acquired')) return;
+    events.safeEmit('acquired', {
       key,
       kind: this.call.kindLabel,
       waitedMs,
