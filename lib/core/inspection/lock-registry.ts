@@ -112,6 +112,9 @@ export class LockRegistry {
     if (this.running) return this.running;
     // Nothing held or waited for here, and no record left in Redis: stop ticking soon.
     if (!this.recordWritten && this.deps.grants.size === 0 && this.deps.queues.size === 0) {
+      // A subscription asked for with a record that was never written (Redis frozen or down at the
+      // time) is dropped too: nothing held here that a notice could be about.
+      this.unlisten();
       if (++this.idleTicks >= IDLE_TICKS) this.stopTimer();
       return Promise.resolve();
     }
@@ -123,7 +126,10 @@ export class LockRegistry {
     const fields = this.snapshot();
     if (fields.size === 1) {
       // Only the identity: nothing held or waited for long enough to report.
-      if (!this.recordWritten) return;
+      if (!this.recordWritten) {
+        this.unlisten();
+        return;
+      }
       try {
         await this.write({ op: 'drop' });
         this.recordWritten = false;
