@@ -34,6 +34,9 @@ const ENTRY_POINTS = {
   terminus: 'terminus/index',
   observability: 'observability/index',
   console: 'console/index',
+  // ./fencing and ./fencing/nest in package.json's exports (a flat file name here).
+  fencing: 'fencing/index',
+  'fencing-nest': 'fencing/nest/index',
 };
 
 /** The CLI (package.json "bin"): a CommonJS launcher of the CommonJS build (a process of its own). */

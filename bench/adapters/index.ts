@@ -31,6 +31,8 @@ export const EXTRA_IDS = [
   'nestjs-distributed-lock-service',
   'nestjs-distributed-lock-service+lease',
   'nestjs-distributed-lock-no-registry',
+  'nestjs-distributed-lock-before',
+  'nestjs-distributed-lock-before+lease',
 ] as const;
 
 /** One of LIBRARY_IDS or EXTRA_IDS. */
@@ -56,6 +58,8 @@ export const SERVICE_LEASE: LibraryId = 'nestjs-distributed-lock-service+lease';
 export const UNCONTENDED_ONLY: readonly LibraryId[] = [SERVICE, SERVICE_LEASE];
 /** Every row that is this library in some form (not a peer). */
 export const OUR_ROWS: readonly LibraryId[] = [
+  'nestjs-distributed-lock-before',
+  'nestjs-distributed-lock-before+lease',
   OURS,
   OURS_LEASE,
   FAIR,
@@ -64,6 +68,11 @@ export const OUR_ROWS: readonly LibraryId[] = [
   SERVICE,
   SERVICE_LEASE,
   NO_REGISTRY,
+];
+/** An earlier release of this library (`--before=DIR`), side by side with today's. */
+export const BEFORE_IDS: readonly LibraryId[] = [
+  'nestjs-distributed-lock-before',
+  'nestjs-distributed-lock-before+lease',
 ];
 /** The hand-written SET NX PX baseline. */
 export const RAW: LibraryId = 'raw-baseline';

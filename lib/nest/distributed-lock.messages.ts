@@ -13,6 +13,12 @@ export const serviceNotVisibleMessage = (className: string, methods: string[], m
   `DistributedLockModule (import a module that imports DistributedLockModule.forRoot(...) and exports ` +
   `DistributedLockModule), or register it with DistributedLockModule.forRoot({ ..., isGlobal: true }).`;
 
+/** A decorated instance reached app start-up with no lock service: DistributedLockModule is not imported. */
+export const moduleMissingMessage = (className: string, methods: string[]): string =>
+  `@DistributedLock() on ${methods.map((m) => `${className}.${m}`).join(', ')}: the app has no ` +
+  `DistributedLockService for ${className}, so these methods could not lock. Import ` +
+  `DistributedLockModule.forRoot(...) (or forRootAsync(...)) in the app's root module.`;
+
 /** Body message of the HTTP answer when the lock stayed busy. */
 export const LOCKED_MESSAGE = 'The resource is locked by another request; retry later';
 

@@ -3,7 +3,10 @@ import type { DistributedLockModuleOptions } from './interfaces';
 
 // Kept apart from the module file so that providers can import the options token without an import cycle.
 
-/** forRoot / forRootAsync (useFactory, useClass, useExisting) plus the `isGlobal` extra. */
+/**
+ * forRoot / forRootAsync (useFactory, useClass, useExisting) plus the `isGlobal` extra: global unless
+ * `isGlobal: false` (as every peer module; before issue 25 the default was false).
+ */
 export const {
   ConfigurableModuleClass: DistributedLockConfigurableModule,
   MODULE_OPTIONS_TOKEN: DISTRIBUTED_LOCK_MODULE_OPTIONS,
@@ -12,7 +15,7 @@ export const {
 } = new ConfigurableModuleBuilder<DistributedLockModuleOptions>({ moduleName: 'DistributedLock' })
   .setClassMethodName('forRoot')
   .setFactoryMethodName('createDistributedLockOptions')
-  .setExtras({ isGlobal: false }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))
+  .setExtras({ isGlobal: true }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))
   .build();
 
 /** Token of the module options resolved once (DistributedLockSettings). */

@@ -1,11 +1,12 @@
-import { Module } from '@nestjs/common';
+import { DynamicModule, Module } from '@nestjs/common';
 import { APP_INTERCEPTOR, DiscoveryModule } from '@nestjs/core';
-import { DistributedLockEngine } from './distributed-lock-engine';
+import { LockEngine } from '../core';
 import { DistributedLockInterceptor } from './distributed-lock.interceptor';
 import {
   DistributedLockConfigurableModule,
   DISTRIBUTED_LOCK_MODULE_OPTIONS,
   DISTRIBUTED_LOCK_SETTINGS,
+  type DistributedLockModuleAsyncOptions,
 } from './distributed-lock.module-definition';
 import { engineProvider, settingsProvider } from './distributed-lock.providers';
 import { DistributedLockService } from './distributed-lock.service';
@@ -16,8 +17,8 @@ import { DistributedLockTransportInterceptor } from './transports/distributed-lo
 
 /**
  * Distributed locks on Redis for Nest: `DistributedLockModule.forRoot({ redis })` or
- * `forRootAsync({ imports, inject, useFactory | useClass | useExisting })`, `isGlobal` to provide
- * DistributedLockService everywhere. Registers global interceptors that answer lock errors on
+ * `forRootAsync({ imports, inject, useFactory | useClass | useExisting })`; global (DistributedLockService
+ * everywhere) unless `isGlobal: false`. Registers global interceptors that answer lock errors on
  * HTTP routes (turned off by `httpErrors: false`) and in GraphQL resolvers, microservice handlers
  * and WebSocket gateways (`transportErrors: false`).
  */
@@ -33,11 +34,18 @@ import { DistributedLockTransportInterceptor } from './transports/distributed-lo
     { provide: APP_INTERCEPTOR, useClass: DistributedLockInterceptor },
     { provide: APP_INTERCEPTOR, useClass: DistributedLockTransportInterceptor },
   ],
-  exports: [
-    DistributedLockService,
-    DistributedLockEngine,
-    DISTRIBUTED_LOCK_SETTINGS,
-    DISTRIBUTED_LOCK_MODULE_OPTIONS,
-  ],
+  exports: [DistributedLockService, LockEngine, DISTRIBUTED_LOCK_SETTINGS, DISTRIBUTED_LOCK_MODULE_OPTIONS],
 })
-export class DistributedLockModule extends DistributedLockConfigurableModule {}
+export class DistributedLockModule extends DistributedLockConfigurableModule {
+  /** As the builder's, but refuses options without a way to build them (else Nest's "argument at index [0]"). */
+  static override forRootAsync(options: DistributedLockModuleAsyncOptions): DynamicModule {
+    const given = (typeof options === 'object' && options) || {};
+    if (!given.useFactory && !given.useClass && !given.useExisting) {
+      throw new TypeError(
+        'DistributedLockModule.forRootAsync() needs one of useFactory, useClass or useExisting ' +
+          '(e.g. { imports: [ConfigModule], inject: [ConfigService], useFactory: (config) => ({ redis: ... }) })',
+      );
+    }
+    return super.forRootAsync(options);
+  }
+}

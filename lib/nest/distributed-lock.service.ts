@@ -21,7 +21,7 @@ import type {
   LockOptions,
   MultiLockHandle,
 } from '../core';
-import { DistributedLockEngine } from './distributed-lock-engine';
+import { LockEngine } from '../core';
 import { DISTRIBUTED_LOCK_SETTINGS } from './distributed-lock.module-definition';
 import { SERVICE_CLOSED_MESSAGE } from './distributed-lock.messages';
 import type { DistributedLockHealth } from './interfaces';
@@ -29,8 +29,12 @@ import type { DistributedLockSettings } from './module-options';
 import { logForceReleases } from './force-release-log';
 
 /**
- * Distributed locks on Redis, injectable. A thin Nest face over the engine it gets through the
- * DistributedLockEngine token; closes that engine in onApplicationShutdown.
+ * Distributed locks on Redis, injectable: the Nest face of the lock engine Nest provides (the
+ * LockEngine class is the token, exported as DistributedLockEngine). It adds what Nest needs:
+ * logging of connection changes, refusals and force releases through Nest's Logger, health() for
+ * readiness probes, and the engine's close in onApplicationShutdown. The calls forward to the
+ * engine; they are declared here (not derived from LockEngine) because subclasses override them as
+ * methods, which a type derived from another class cannot offer.
  */
 @Injectable()
 export class DistributedLockService implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
@@ -38,9 +42,11 @@ export class DistributedLockService implements OnModuleInit, OnApplicationBootst
   private readonly logger = new Logger('DistributedLock');
   private wasDown = false;
   private stopForceReleaseLog?: () => void;
+  /** What Redis refuses this service now (the engine's `refusal` events), for health(). */
+  private readonly refused = new Map<string, string>();
 
   constructor(
-    @Inject(DistributedLockEngine) private readonly engine: DistributedLockEngine,
+    @Inject(LockEngine) private readonly engine: LockEngine,
     /** The module options, resolved once. */
     @Inject(DISTRIBUTED_LOCK_SETTINGS) readonly settings: DistributedLockSettings,
   ) {}
@@ -152,7 +158,8 @@ export class DistributedLockService implements OnModuleInit, OnApplicationBootst
   /** Health for a readiness probe: the engine's PING round trip plus held and waiting locks. */
   async health(): Promise<DistributedLockHealth> {
     const stats = this.stats();
-    const base = { held: stats.held, waiting: stats.waitingLocks };
+    const refused = [...this.refused].map(([what, reason]) => `${what}: ${reason}`);
+    const base = { held: stats.held, waiting: stats.waitingLocks, ...(refused.length > 0 && { refused }) };
     if (this.closing) return { status: 'down', redis: null, ...base, error: SERVICE_CLOSED_MESSAGE };
     const readiness = await this.engine.readiness();
     return readiness.ready
@@ -163,6 +170,7 @@ export class DistributedLockService implements OnModuleInit, OnApplicationBootst
   /** @internal Logs connection loss and recovery through Nest's Logger, once per change. */
   onModuleInit(): void {
     this.engine.events.on('connection', this.logConnection);
+    this.engine.events.on('refusal', this.logRefusal);
     this.stopForceReleaseLog = logForceReleases(this.engine.events, this.logger);
   }
 
@@ -175,10 +183,28 @@ export class DistributedLockService implements OnModuleInit, OnApplicationBootst
   onApplicationShutdown(): Promise<void> {
     this.closing ??= this.engine.close().finally(() => {
       this.engine.events.off('connection', this.logConnection);
+      this.engine.events.off('refusal', this.logRefusal);
       this.stopForceReleaseLog?.();
     });
     return this.closing;
   }
+
+  /** A refusal is logged once per change (the engine reports changes only) and kept for health(). */
+  private readonly logRefusal = (change: { what: string; reason: string | undefined }): void => {
+    if (change.reason === undefined) {
+      this.refused.delete(change.what);
+      this.logger.log(`Redis accepts the ${change.what} again`);
+      return;
+    }
+    this.refused.set(change.what, change.reason);
+    const effect =
+      change.what === 'lock registry'
+        ? 'list() does not show the locks of this service'
+        : 'a force release reaches its holders only at their next renewal';
+    this.logger.error(
+      `Redis refused the ${change.what}: ${change.reason}; locks work, but ${effect}. Check the ACL (docs/SECURITY.md)`,
+    );
+  };
 
   private readonly logConnection = (change: ConnectionState): void => {
     if (change.state === 'down') {

@@ -12,7 +12,7 @@ interface ShowBody {
   lock: LockInfo;
   forceReleases: ForceReleaseRecord[];
 }
-import { DistributedLockService } from '../../lib/nest';
+import { DistributedLockService } from '../../lib';
 import {
   E2E_LOCK_PREFIX,
   startSampleAppUnderTest,

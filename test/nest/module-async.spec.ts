@@ -119,6 +119,27 @@ describe('DistributedLockModule.forRootAsync()', () => {
 });
 
 describe('isGlobal', () => {
+  it('is global by default: forRoot() and forRootAsync() reach modules that do not import them', async () => {
+    const [sync, async] = [uniquePrefix('global'), uniquePrefix('global-async')];
+    for (const [prefix, lockModule] of [
+      [sync, DistributedLockModule.forRoot({ redis: server.url, keyPrefix: sync })],
+      [
+        async,
+        DistributedLockModule.forRootAsync({ useFactory: () => ({ redis: server.url, keyPrefix: async }) }),
+      ],
+    ] as const) {
+      const app = await startApp({ imports: [FeatureModule, lockModule] });
+      try {
+        const locks = app.get(FeatureService).locks;
+        expect(locks).toBe(app.get(DistributedLockService));
+        const inRedis = await locks.using('answer', {}, () => probe.exists(`${prefix}{answer}:m`));
+        expect(inRedis).toBe(1);
+      } finally {
+        await closeApps(app);
+      }
+    }
+  });
+
   it('provides the lock service to modules that do not import DistributedLockModule', async () => {
     const app = await startApp({
       imports: [
@@ -142,7 +163,7 @@ describe('isGlobal', () => {
   it('keeps the module private to its importers without it, and a failed start-up opens no connection', async () => {
     const before = (await listClients(probe)).length;
     const compiling = Test.createTestingModule({
-      imports: [FeatureModule, DistributedLockModule.forRoot({ redis: server.url })],
+      imports: [FeatureModule, DistributedLockModule.forRoot({ redis: server.url, isGlobal: false })],
     }).compile();
     await expect(compiling).rejects.toThrow(/can't resolve dependencies of the FeatureService/);
     expect((await listClients(probe)).length).toBe(before);
@@ -201,6 +222,15 @@ describe('module options checked at start-up', () => {
     await expect(compiling).rejects.toBeInstanceOf(errorClass);
     await expect(compiling).rejects.toThrow(message);
     expect((await listClients(probe)).length).toBe(before);
+  });
+
+  it('refuses forRootAsync() without useFactory, useClass or useExisting, naming the three', () => {
+    const message = /forRootAsync\(\) needs one of useFactory, useClass or useExisting/;
+    expect(() => DistributedLockModule.forRootAsync({})).toThrow(TypeError);
+    expect(() => DistributedLockModule.forRootAsync({})).toThrow(message);
+    expect(() =>
+      DistributedLockModule.forRootAsync({ imports: [AppConfigModule], inject: [AppConfig] }),
+    ).toThrow(message);
   });
 
   it('refuses bad options from an async factory too', async () => {

@@ -102,10 +102,13 @@ describe('two apps in one process, each with its own Redis', () => {
   it('fails the start-up of an app whose feature module sees no lock service, naming the module', async () => {
     const good = await start([wiredFeature(locksModule(redisA.url, prefix))]);
     try {
-      // The lock module is imported by the root module only and is not global: FeatureModule
-      // cannot see it. Before, its StockService silently locked on the other app's Redis.
+      // The lock module is imported by the root module only and is not global (isGlobal: false):
+      // FeatureModule cannot see it. Before, its StockService silently locked on the other app's Redis.
       const moduleRef = await Test.createTestingModule({
-        imports: [DistributedLockModule.forRoot({ redis: redisB.url, keyPrefix: prefix }), FeatureModule],
+        imports: [
+          DistributedLockModule.forRoot({ redis: redisB.url, keyPrefix: prefix, isGlobal: false }),
+          FeatureModule,
+        ],
       }).compile();
       const broken = moduleRef.createNestApplication({ logger: false });
       const init = broken.init();
@@ -116,9 +119,9 @@ describe('two apps in one process, each with its own Redis', () => {
           'DistributedLockModule.forRoot({ ..., isGlobal: true }).',
       );
       await broken.close().catch(() => undefined);
-      // The same feature module works once the lock module is global.
+      // The same feature module works with a bare forRoot() (global by default).
       const fixed = await start([
-        DistributedLockModule.forRoot({ redis: redisB.url, keyPrefix: prefix, isGlobal: true }),
+        DistributedLockModule.forRoot({ redis: redisB.url, keyPrefix: prefix }),
         FeatureModule as unknown as DynamicModule,
       ]);
       try {

@@ -5,7 +5,7 @@
 import { Injectable } from '@nestjs/common';
 import { SpanStatusCode } from '@opentelemetry/api';
 import { DistributedLock, DistributedLockModule, DistributedLockService } from '../../lib';
-import { DistributedLockTelemetry, provideLockTelemetry } from '../../lib/nest';
+import { DistributedLockTelemetry, provideLockTelemetry } from '../../lib/nest/telemetry.provider';
 import { LOCK_ATTRIBUTES as A, OTEL_METRICS, OTEL_SPANS } from '../../lib/observability';
 import { startRedis, type RedisServerProcess } from '../support/redis-server';
 import { closeApps, startApp, uniquePrefix } from '../support/nest-env';

@@ -44,12 +44,16 @@ async function subscribers(): Promise<{ id: string; channels: number; patterns: 
     });
 }
 
-/** Waits for a subscriber connection, other than those in `before`, with a pattern (and `channels`). */
-async function resubscribed(before: readonly string[], channels = 1): Promise<string[]> {
+/**
+ * Waits for a subscriber connection, other than those in `before`, with the engine's notice channel
+ * and `waits` wake-up channels (notices are a plain SUBSCRIBE since issue 25, no pattern).
+ */
+async function resubscribed(before: readonly string[], waits = 1): Promise<string[]> {
+  const channels = waits + 1;
   return waitUntil(
     async () => {
       const now = await subscribers();
-      const fresh = now.filter((s) => !before.includes(s.id) && s.channels >= channels && s.patterns >= 1);
+      const fresh = now.filter((s) => !before.includes(s.id) && s.channels >= channels && s.patterns === 0);
       return fresh.length > 0 && now.map((s) => s.id);
     },
     { timeoutMs: 20_000, description: 'a new subscriber connection with its subscriptions back' },
@@ -64,7 +68,7 @@ describe('a subscriber connection that reconnects', () => {
     const held = await other.acquire(key);
     const waiter = engine.acquire(key, { waitMs: 30_000 });
     waiter.catch(() => undefined); // a failed expectation below must not also leave this unhandled
-    const mine = await engine.acquire(uniqueKey('mine')); // its engine's notice pattern is subscribed
+    const mine = await engine.acquire(uniqueKey('mine')); // its engine's notice channel is subscribed
     const first = await resubscribed([]);
 
     proxy.reset(); // every connection through the proxy drops; ioredis reconnects them
@@ -81,7 +85,7 @@ describe('a subscriber connection that reconnects', () => {
     // of latency each way, the answer is still on its way when Redis shows the subscription.
     proxy.latency(1_500);
     proxy.reset();
-    await resubscribed(second, 0); // the waiter is served: only the notice pattern is left
+    await resubscribed(second, 0); // the waiter is served: only the notice channel is left
     proxy.blackhole('to-client');
     await engine.close(); // QUIT waits 1 s, then the connection is dropped with the reply held back
     proxy.heal();

@@ -58,7 +58,7 @@ describe('LocalWaitQueues', () => {
     const queues = new LocalWaitQueues();
     const a = queues.enter('L', true);
     const told: string[] = [];
-    a.onFree = () => told.push('free');
+    a.waiter = { wake: () => told.push('free') } as unknown as typeof a.waiter;
     queues.notifyFree('L');
     queues.notifyFree('other');
     expect(told).toEqual(['free']);

@@ -1,19 +1,16 @@
 import { LockServiceClosedError } from '../errors';
-import type { AttemptResult, LockKind } from '../kinds/lock-kind';
+import type { AttemptRequest, AttemptResult, LockKind } from '../kinds/lock-kind';
 import type { KeySpace, LockKeyNames } from '../kinds/key-space';
 import type { LockOptions, ResolvedEngineOptions } from '../options/lock-options';
 import type { LocalWaitQueues, Ticket } from '../waiting/wait-queue';
+import { Waiter } from '../waiting/waiter';
 import { ATTEMPT_MARGIN_MS } from '../waiting/with-deadline';
-import { AcquisitionWait } from './acquisition-wait';
-import { Cohort } from './cohort';
 import type { HeldLocks } from './held-locks';
-import { kindName } from './held-locks';
-import { monotonicMs, randomId } from './ids';
+import { monotonicMs } from './deadlines';
+import { randomId } from './lock-context';
 import type { LockBackend, WakeupChannels } from './lock-backend';
 import type { LockEvents } from './lock-events';
-import { LockGrant } from './lock-grant';
-import { LocalHandoff } from './local-handoff';
-import { GrantHandle, LockHandle } from './lock-handle';
+import { GrantHandle, LockGrant, LockHandle } from './lock-grant';
 
 /** How many locks' "recorded as waiting" marks an engine keeps (see AcquisitionContext.recordedWaits). */
 const MAX_RECORDED_WAITS = 4096;
@@ -59,6 +56,8 @@ export interface AcquisitionRequest {
   readonly key: string;
   readonly names: LockKeyNames;
   readonly kind: LockKind;
+  /** The kind's name in events (mutex, token, read, write, fair, semaphore). */
+  readonly kindLabel: string;
   readonly options: LockOptions;
   readonly waitMs: number;
   readonly leaseMs: number;
@@ -68,116 +67,119 @@ export interface AcquisitionRequest {
   readonly tryOnly: boolean;
 }
 
-/** Who asks: the owner id written to Redis, and this call's hold id. */
-export interface AcquisitionIds {
-  readonly owner: string;
-  readonly holdId: string;
-}
+/** The attempt request of one acquisition: one object, its per-attempt fields set before each attempt. */
+type MutableAttempt = { -readonly [K in keyof AttemptRequest]: AttemptRequest[K] };
 
 /**
  * One acquisition of one key: only the head of the process' local queue attempts (shared kinds let
- * every waiter try), a waiter sleeps on pub/sub wake-ups with exponential backoff as the safety net
- * (AcquisitionWait), a cohort kind's waiter takes a lock a local holder hands over (LocalHandoff),
- * and every Redis command is bounded by what is left of `waitMs`. A granted attempt becomes a
- * LockGrant, which opens a cohort when it is a fresh grant of a cohort kind.
+ * every waiter try); a waiter sleeps on pub/sub wake-ups with exponential backoff as the safety net,
+ * a cohort kind's waiter takes a lock a local holder hands over (both in its Waiter), and every Redis
+ * command is bounded by what is left of `waitMs`. A granted attempt becomes a LockGrant, which opens
+ * a cohort when it is a fresh grant of a cohort kind.
  */
 export class Acquisition {
-  private readonly ids: AcquisitionIds;
   private readonly ticket: Ticket;
-  private readonly wait: AcquisitionWait;
+  private readonly wait: Waiter;
+  /** The request sent to the kind: built once, its lease, deadline and waiting mark set per attempt. */
+  private readonly request: MutableAttempt;
+  /** Cohort kinds with cohorts on: local waiters take hand-offs and wait for the local holder. */
+  private readonly cohorts: boolean;
   /** Why the lock was busy when it is more than "held" (e.g. a RedLock split vote), for the error. */
   private busyReason?: string;
   private acquired = false;
   /** When the latest attempt was sent: a lease is counted from before the request that won it. */
   private requestedAt = 0;
-  /** The lease the latest attempt asked Redis for (a fixed lease plus the cohort extra, see attempt). */
-  private redisLeaseMs = 0;
-  /** The cohort hand-off: a lock handed over by a local holder, and waiting locally. */
-  private readonly local: LocalHandoff;
 
   constructor(
     private readonly ctx: AcquisitionContext,
     private readonly req: AcquisitionRequest,
   ) {
+    const started = monotonicMs();
+    this.cohorts = req.kind.cohorts === true && ctx.reserveTokens > 1;
+    const { key, names, options, leaseMs, kind } = req;
     // The engine id prefixes the owner id, so a script can tell this process' owners apart.
-    this.ids = { owner: `${ctx.held.engineId}.${randomId()}`, holdId: randomId() };
-    this.wait = new AcquisitionWait(ctx, {
-      options: req.options,
-      waitMs: req.waitMs,
-      tryOnly: req.tryOnly,
-      kindLabel: kindName(req.kind, req.options),
-      directedWakeupSleepMs: req.kind.directedWakeupSleepMs,
-      // A cohort kind's queue entry in Redis is the process (fair cohorts): wake-ups name it.
-      owner: LocalHandoff.enabledFor(ctx, req) ? ctx.held.engineId : this.ids.owner,
-    });
-    this.ticket = ctx.queues.enter(req.names.lock, req.kind.isExclusive?.(req.options) ?? req.kind.exclusive);
-    this.local = new LocalHandoff(ctx, req, this.ticket, this.wait);
+    const owner = `${ctx.held.engineId}.${randomId()}`;
+    this.request = { key, names, owner, holdId: randomId(), leaseMs, reenter: false, options };
+    if (this.cohorts) {
+      this.request.reserveTokens = ctx.reserveTokens;
+      this.request.process = ctx.held.engineId;
+    }
+    this.ticket = ctx.queues.enter(names.lock, kind.isExclusive?.(options) ?? kind.exclusive);
+    this.wait = new Waiter(
+      ctx,
+      {
+        options,
+        waitMs: req.waitMs,
+        tryOnly: req.tryOnly,
+        kindLabel: req.kindLabel,
+        directedWakeupSleepMs: kind.directedWakeupSleepMs,
+        // A cohort kind's queue entry in Redis is the process (fair cohorts): wake-ups name it.
+        owner: this.cohorts ? ctx.held.engineId : owner,
+      },
+      started,
+      this.cohorts ? { req, ticket: this.ticket } : undefined,
+    );
+    if (this.cohorts) this.ticket.waiter = this.wait;
   }
 
   /** Waits for the lock: a handle, null (tryOnly, still busy), or a rejection. */
   async run(): Promise<LockHandle | null> {
     const channel = this.req.names.channel;
+    const wait = this.wait;
     try {
       let attemptNow = this.ticket.takeAttemptNow();
-      while (!this.wait.aborted()) {
-        if (this.local.pending) return this.takeHanded();
+      while (!wait.aborted()) {
+        if (wait.pending) return this.takeHanded();
         if (!this.ticket.isHead) {
-          const turn = await this.wait.waitForTurn(this.ticket, channel);
+          const turn = await wait.waitForTurn(this.ticket, channel);
           if (turn === 'aborted') break;
           if (turn === 'timeout') return this.timedOut();
           attemptNow = turn === 'attempt-now';
         }
-        if (!attemptNow || this.local.mustWaitLocally()) {
-          const slept = (await this.wait.join(channel))
-            ? await this.wait.sleep(this.local.enabled)
-            : 'timeout';
-          if (this.local.pending) return this.takeHanded();
+        if (!attemptNow || wait.mustWaitLocally()) {
+          const slept = (await wait.join(channel)) ? await wait.sleep() : 'timeout';
+          if (wait.pending) return this.takeHanded();
           if (slept === 'timeout') return this.timedOut();
           if (slept === 'aborted') break;
-          if (this.local.mustWaitLocally()) continue;
+          if (wait.mustWaitLocally()) continue;
         }
         attemptNow = false;
         const result = await this.attempt();
         if (result.status === 'granted') {
           // Aborted (or closed) while the winning command was in flight: the abort wins, the
           // grant is given back at once instead of returning a lock the caller no longer wants.
-          if (this.wait.aborted()) {
+          if (wait.aborted()) {
             await this.giveBack();
             break;
           }
           return await this.grant(result);
         }
-        if (this.local.pending) return this.takeHanded();
+        if (wait.pending) return this.takeHanded();
         this.busyReason = result.status === 'busy' ? result.reason : undefined;
-        this.wait.noteBusy(this.req.key, result.status === 'busy' ? result.retryAfterMs : -1);
-        if (this.wait.remaining() <= 0) return this.timedOut();
-        if (!this.wait.joined()) {
+        wait.noteBusy(this.req.key, result.status === 'busy' ? result.retryAfterMs : -1);
+        if (wait.remaining() <= 0) return this.timedOut();
+        if (!wait.joined()) {
           // Subscribe, then try once more at once: a release between our attempt and the
           // subscription would otherwise only be noticed by the backoff.
-          if (!(await this.wait.join(channel))) return this.timedOut();
+          if (!(await wait.join(channel))) return this.timedOut();
           attemptNow = true;
         }
       }
-      return this.wait.abortedOut(this.req.key);
+      return wait.abortedOut(this.req.key);
     } finally {
       this.cleanUp();
     }
   }
 
-  /** The hold this acquisition asks for (attempt, abandon), before any time bound. */
-  private holdRequest() {
-    const { key, names, options, leaseMs } = this.req;
-    return { key, names, owner: this.ids.owner, holdId: this.ids.holdId, leaseMs, reenter: false, options };
-  }
-
   /** Releases a grant nobody will hold (the call was aborted meanwhile); a failure is left to the lease. */
   private async giveBack(): Promise<void> {
-    await this.req.kind.release(this.holdRequest()).catch(() => undefined);
+    // Ignored: the lease ends a grant we could not give back.
+    await this.req.kind.release(this.request).catch(() => undefined);
   }
 
   /** Takes the lock a local holder handed over. */
   private takeHanded(): LockHandle {
-    const handle = this.local.take();
+    const handle = this.wait.take();
     this.acquired = true;
     const waitedMs = monotonicMs() - this.wait.started;
     this.wait.reportGrant(this.req.key, waitedMs, handle.fencingToken, { handedOver: true });
@@ -187,23 +189,18 @@ export class Acquisition {
   private async attempt(): Promise<AttemptResult> {
     this.wait.attempts++;
     this.requestedAt = monotonicMs();
+    const { ctx, request } = this;
     const lock = this.req.names.lock;
-    const recordedWaits = this.ctx.recordedWaits;
+    const recordedWaits = ctx.recordedWaits;
     const recordedWaiting = recordedWaits.has(lock);
     // A fixed lease with local waiters: the Redis lease covers their hand-offs too (Cohort).
     const extra =
-      this.local.enabled && !this.req.watchdog && this.ctx.queues.waitersOf(lock) > 1
-        ? this.ctx.cohortLeaseExtraMs
-        : 0;
-    this.redisLeaseMs = this.req.leaseMs + extra;
+      this.cohorts && !this.req.watchdog && ctx.queues.waitersOf(lock) > 1 ? ctx.cohortLeaseExtraMs : 0;
+    request.leaseMs = this.req.leaseMs + extra;
+    request.timeoutMs = Math.max(1, this.wait.remaining()) + ATTEMPT_MARGIN_MS;
+    request.recordedWaiting = recordedWaiting;
     try {
-      const result = await this.req.kind.attempt({
-        ...this.holdRequest(),
-        leaseMs: this.redisLeaseMs,
-        timeoutMs: Math.max(1, this.wait.remaining()) + ATTEMPT_MARGIN_MS,
-        recordedWaiting,
-        ...(this.local.enabled && { reserveTokens: this.ctx.reserveTokens, process: this.ctx.held.engineId }),
-      });
+      const result = await this.req.kind.attempt(request);
       if (result.status === 'granted') {
         if (recordedWaiting) recordedWaits.delete(lock);
       } else if (!recordedWaiting) {
@@ -223,32 +220,26 @@ export class Acquisition {
   private async grant(result: Extract<AttemptResult, { status: 'granted' }>): Promise<LockHandle> {
     this.acquired = true;
     const { key, names, kind, options, leaseMs, watchdog } = this.req;
-    const { requestedAt, ids, ctx } = this;
+    const { requestedAt, request, ctx } = this;
     const token = result.fencingToken;
-    const cohort =
-      this.local.enabled && !result.reentered
-        ? new Cohort({
-            holdId: ids.holdId,
-            grantedToken: token,
-            reservedTokens: ctx.reserveTokens,
-            requestedAt,
-            redisLeaseMs: this.redisLeaseMs,
-          })
-        : undefined;
     const grant = new LockGrant(ctx.held, {
       kind,
       key,
       names,
-      owner: ids.owner,
+      owner: request.owner,
       fencingToken: token,
       options,
       leaseMs,
       watchdog,
       requestedAt,
       replicaAcks: result.replicaAcks,
-      cohort,
+      // A fresh grant of a cohort kind reserved tokens for local hand-offs: it opens a cohort.
+      cohort:
+        this.cohorts && !result.reentered
+          ? { holdId: request.holdId, reservedTokens: ctx.reserveTokens, redisLeaseMs: request.leaseMs }
+          : undefined,
     });
-    const handle = new GrantHandle(grant, ids.holdId);
+    const handle = new GrantHandle(grant, request.holdId);
     ctx.held.add(grant);
     if (ctx.isClosed()) {
       await handle.release();
@@ -260,7 +251,7 @@ export class Acquisition {
   }
 
   private timedOut(): LockHandle | null {
-    if (this.local.pending) return this.takeHanded();
+    if (this.wait.pending) return this.takeHanded();
     return this.wait.timedOut(
       this.req.key,
       (waited) => this.busyReason && `${this.busyReason}; gave up after ${Math.round(waited)} ms`,
@@ -268,19 +259,19 @@ export class Acquisition {
   }
 
   private cleanUp(): void {
-    this.local.settle();
+    this.wait.settle();
     this.ticket.leave(this.acquired);
     this.wait.leave();
     // Kinds that queue waiters in Redis drop this one's entry now instead of at its deadline.
     const { kind, names } = this.req;
     if (this.acquired || !kind.abandon) return;
-    if (!this.local.enabled) {
-      if (this.wait.attempts > 0) void kind.abandon(this.holdRequest());
+    if (!this.cohorts) {
+      if (this.wait.attempts > 0) void kind.abandon(this.request);
       return;
     }
     // Cohorts (the fair lock's entry is the process): the last local waiter takes the entry out,
     // whichever of them queued it; otherwise it stays for the next local waiter, who refreshes it.
     if (this.ctx.queues.waitersOf(names.lock) > 0 || !this.ctx.recordedWaits.delete(names.lock)) return;
-    void kind.abandon({ ...this.holdRequest(), process: this.ctx.held.engineId });
+    void kind.abandon(this.request);
   }
 }

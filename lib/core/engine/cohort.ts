@@ -1,3 +1,6 @@
+import type { Waiter } from '../waiting/waiter';
+import { GrantHandle, LockGrant } from './lock-grant';
+
 /** Bounds of a per-process cohort (see Cohort), resolved. */
 export interface CohortBounds {
   /** Local hand-offs after one Redis grant before the lock is released for real. */
@@ -22,12 +25,10 @@ export const DEFAULT_COHORT_BOUNDS: CohortBounds = { passes: 32, budgetMs: 50, y
 
 /** The Redis grant a cohort starts from. */
 export interface CohortOpening {
+  /** The hold that keeps the Redis lock while the cohort lasts. */
   readonly holdId: string;
-  readonly grantedToken: number;
   /** Tokens the grant reserved, its own included. */
   readonly reservedTokens: number;
-  /** Monotonic time the granting request was sent. */
-  readonly requestedAt: number;
   /** The lease the grant asked Redis for. */
   readonly redisLeaseMs: number;
 }
@@ -39,7 +40,7 @@ export interface CohortOpening {
  * taken from the block of tokens the Redis grant reserved, so tokens strictly increase across every
  * holder in every process). Bounded by a pass count and a time budget, so other processes get their
  * turn. Watchdog and fixed leases alike: a fixed-lease successor gets its own whole `leaseMs` from its
- * own grant, which the Redis lease must cover (see HeldLocks.handOff).
+ * own grant, which the Redis lease must cover (see handOff).
  */
 export class Cohort {
   private passes = 0;
@@ -55,27 +56,63 @@ export class Cohort {
    */
   redisExpiresAt: number;
 
-  constructor(opening: CohortOpening) {
+  constructor(opening: CohortOpening, grantedToken: number, requestedAt: number) {
     this.holdId = opening.holdId;
     // The Redis grant took `grantedToken` and reserved the ones after it for the hand-offs.
-    this.nextToken = opening.grantedToken + 1;
-    this.lastToken = opening.grantedToken + opening.reservedTokens - 1;
-    this.startedAt = opening.requestedAt;
-    this.redisExpiresAt = opening.requestedAt + opening.redisLeaseMs;
+    this.nextToken = grantedToken + 1;
+    this.lastToken = grantedToken + opening.reservedTokens - 1;
+    this.startedAt = requestedAt;
+    this.redisExpiresAt = requestedAt + opening.redisLeaseMs;
   }
 
-  /** Whether one more local hand-off is allowed at `now`. */
-  canPass(now: number, bounds: CohortBounds): boolean {
-    return (
+  /**
+   * The last hold of `grant` (a grant of this cohort) is being released at `now`: hands the lock to
+   * `next`, this process' head waiter, without a Redis round trip when the bounds allow it and the
+   * lease is safely alive. Returns the successor's handle (the caller ends `grant` and gives the
+   * handle to `next`), or undefined when the caller must release in Redis.
+   */
+  handOff(grant: LockGrant, next: Waiter, now: number, bounds: CohortBounds): GrantHandle | undefined {
+    if (grant.options.minHoldMs !== undefined || grant.options.maxHoldMs !== undefined) return undefined;
+    // Never pass a lease that may be dead (a paused process): a watchdog lease must have a third
+    // left; a fixed one must still be alive (and the Redis lease must cover the successor's, below).
+    if (now >= grant.expiresAt - (grant.watchdog ? grant.leaseMs / 3 : 0)) return undefined;
+    if (!next.accepts(grant)) return undefined;
+    const wanted = next.handoffRequest;
+    // The cohort ends here (its bounds, or a Redis lease that cannot cover a fixed-lease successor,
+    // which also happens once its time budget is spent): other processes' waiters go first.
+    const redisLeftMs = this.redisExpiresAt - now;
+    const covered =
+      grant.watchdog ||
+      // A fixed-lease successor's whole lease must end before the Redis lease does, and the Redis
+      // lease must not outlast it by more than the budget (a crashed successor must not keep it long).
+      (redisLeftMs >= wanted.leaseMs && redisLeftMs <= wanted.leaseMs + bounds.budgetMs);
+    const canPass =
       this.passes < bounds.passes &&
       this.nextToken <= this.lastToken &&
-      now - this.startedAt < bounds.budgetMs
-    );
-  }
-
-  /** The fencing token of the next local holder. */
-  takeToken(): number {
+      now - this.startedAt < bounds.budgetMs;
+    if (!covered || !canPass) {
+      grant.yieldOnEnd = bounds.yieldMs;
+      return undefined;
+    }
     this.passes++;
-    return this.nextToken++;
+    // The next holder: the same Redis lock (owner), a new grant with its own token, signal and async
+    // context. A watchdog successor keeps the lease end; a fixed-lease one gets its own `leaseMs`
+    // from `now` (covered, above).
+    const successor = new LockGrant(grant.held, {
+      kind: grant.kind,
+      key: grant.key,
+      names: grant.names,
+      owner: grant.owner,
+      fencingToken: this.nextToken++,
+      options: wanted.options,
+      leaseMs: grant.watchdog ? grant.leaseMs : wanted.leaseMs,
+      watchdog: grant.watchdog,
+      requestedAt: grant.watchdog ? grant.expiresAt - grant.leaseMs : now,
+      grantedAt: now,
+      // The Redis grant this holder rides on is the one the replicas acknowledged.
+      replicaAcks: grant.replicaAcks,
+      cohort: this,
+    });
+    return new GrantHandle(successor, this.holdId);
   }
 }

@@ -1,46 +1,89 @@
 import type { LockLostError } from '../errors';
-import { monotonicMs } from './ids';
-import type { LockEvents } from './lock-events';
-import type { GrantHost, LockGrant } from './lock-grant';
-import type { HoldRef, LockKind, ReleaseResult } from '../kinds/lock-kind';
-import type { LockOptions } from '../options/lock-options';
-import { Watchdog } from './watchdog';
-import type { CohortBounds } from './cohort';
+import { kindOf } from '../kinds/kind-registry';
+import type { HoldRef, ReleaseResult } from '../kinds/lock-kind';
 import type { LocalWaitQueues } from '../waiting/wait-queue';
-import { GrantHandle } from './lock-handle';
-import type { LocalHandoffTarget } from './local-handoff';
+import type { CohortBounds } from './cohort';
+import { monotonicMs } from './deadlines';
+import type { LockEvents } from './lock-events';
+import type { LockGrant } from './lock-grant';
+import { Watchdog } from './watchdog';
+
+/** Keys whose hold times are remembered (least recently updated forgotten first). */
+const MAX_HOLD_TIME_KEYS = 1_000;
+/** Weight of the newest hold in the moving average of hold times. */
+const HOLD_TIME_ALPHA = 0.3;
 
 /**
- * The locks one engine holds: the grants, their watchdog, background release retries, and the
- * events about them. Handles call back into it (GrantHost); the engine adds grants and shuts it down.
+ * Recent hold times per key, from this process' own releases: the honest "retry after" for a lock
+ * kept alive by the watchdog, whose remaining lease (up to 30 s) says nothing about when it frees.
  */
-export class HeldLocks implements GrantHost {
+export class HoldTimes {
+  private readonly averages = new Map<string, number>();
+
+  /** Records one hold of `key` that lasted `heldMs`. */
+  record(key: string, heldMs: number): void {
+    const previous = this.averages.get(key);
+    if (previous !== undefined) this.averages.delete(key); // re-inserted last: Map order is the eviction order
+    this.averages.set(
+      key,
+      previous === undefined ? heldMs : previous + HOLD_TIME_ALPHA * (heldMs - previous),
+    );
+    if (this.averages.size > MAX_HOLD_TIME_KEYS) this.averages.delete(this.averages.keys().next().value!);
+  }
+
+  /**
+   * When a busy lock is likely free, in ms: the holder's remaining lease when it is a fixed lease;
+   * for a watchdog lease (remaining time above `watchdogFloorMs`, which only a renewed lock has)
+   * the key's average hold time, capped by that lease; -1 when nothing is known.
+   */
+  estimate(key: string, remainingLeaseMs: number, watchdogFloorMs: number): number {
+    if (remainingLeaseMs < 0) return -1;
+    if (remainingLeaseMs <= watchdogFloorMs) return remainingLeaseMs;
+    const average = this.averages.get(key);
+    return average === undefined ? -1 : Math.min(Math.ceil(average), remainingLeaseMs);
+  }
+}
+
+/**
+ * The locks one engine holds: the grants by lock name, their watchdog, the one release path
+ * (minHoldMs, the cohort hand-off, the Redis release and its background retries), renewals by
+ * extend(), recent hold times, and the events about all of them. Handles call down into it; a grant
+ * tells it when it ended.
+ */
+export class HeldLocks {
   readonly grants = new Set<LockGrant>();
   readonly watchdog: Watchdog;
   /** Live grants per lock name, so local waiters know the lock is this process' own right now. */
   private readonly byLock = new Map<string, number>();
   /** Background retries of releases that failed on a Redis error (see retryRelease). */
   private readonly releaseRetries = new Set<NodeJS.Timeout>();
+  /** Recent hold times per key, for an honest "retry after". */
+  readonly holdTimes = new HoldTimes();
   private stopped = false;
-  /** Called on every new grant (the inspection registry starts its timer). */
-  onGrant?: () => void;
-
   private readonly cohort: CohortBounds | false;
+  private readonly onGrant?: () => void;
 
   constructor(
     readonly engineId: string,
     private readonly events: LockEvents,
     private readonly queues: LocalWaitQueues,
-    settings: { readonly renewEveryMs: number; readonly cohort: CohortBounds | false },
+    settings: {
+      readonly renewEveryMs: number;
+      readonly cohort: CohortBounds | false;
+      /** Called on every new grant (the engine's registry keeps its timer running). */
+      readonly onGrant?: () => void;
+    },
   ) {
     this.cohort = settings.cohort;
+    this.onGrant = settings.onGrant;
     this.watchdog = new Watchdog(settings.renewEveryMs, (round) => this.events.safeEmit('renewed', round));
   }
 
   /** Tracks a new grant (and hands it to the watchdog when it has no fixed lease). */
   add(grant: LockGrant): void {
     this.grants.add(grant);
-    this.byLock.set(grant.names.lock, (this.byLock.get(grant.names.lock) ?? 0) + 1);
+    const lock = grant.names.lock;
+    this.byLock.set(lock, (this.byLock.get(lock) ?? 0) + 1);
     if (grant.watchdog) this.watchdog.add(grant);
     this.onGrant?.();
   }
@@ -51,106 +94,49 @@ export class HeldLocks implements GrantHost {
   }
 
   /**
-   * The last hold of a cohort grant is being released: hands the lock to this process' head waiter
-   * without a Redis round trip when the cohort's bounds allow it and the lease is safely alive.
-   * Returns false when the caller must release in Redis.
+   * Releases one hold of `grant` in Redis: the path of every release (handles, and close()).
+   * Resolves false, never throws, when the hold was no longer held or Redis failed (then retried in
+   * the background until the lease would have ended anyway: a failover can outlast one command timeout).
    */
-  handOff(grant: LockGrant): boolean {
-    const cohort = grant.cohort;
-    if (!cohort || !this.cohort || this.stopped || !grant.active) return false;
-    if (grant.options.minHoldMs !== undefined || grant.options.maxHoldMs !== undefined) return false;
-    const now = monotonicMs();
-    // Never pass a lease that may be dead (a paused process): a watchdog lease must have a third
-    // left; a fixed one must still be alive (and the Redis lease must cover the successor's, below).
-    if (now >= grant.expiresAt - (grant.watchdog ? grant.leaseMs / 3 : 0)) return false;
-    const target = this.queues.head(grant.names.lock)?.handoff as LocalHandoffTarget | undefined;
-    if (!target?.accepts(grant)) return false;
-    // The cohort ends here (its bounds, or a Redis lease that cannot cover a fixed-lease successor,
-    // which also happens once its time budget is spent): other processes' waiters go first.
-    const covered =
-      grant.watchdog || fixedLeaseCovered(cohort.redisExpiresAt - now, target.leaseMs, this.cohort);
-    if (!covered || !cohort.canPass(now, this.cohort)) {
-      grant.yieldOnEnd = this.cohort.yieldMs;
+  async release(grant: LockGrant, holdId: string): Promise<boolean> {
+    if (!grant.openHolds.delete(holdId)) return false; // already released (e.g. by close())
+    // A grant this process already reported lost (its lease ended locally, drift allowance included)
+    // is cleaned up in Redis all the same, but the release says "not held": handle and answer agree.
+    const reportedLost = grant.lost !== undefined;
+    const last = grant.openHolds.size === 0;
+    const base: HoldRef = {
+      key: grant.key,
+      names: grant.names,
+      owner: grant.owner,
+      holdId,
+      options: grant.options,
+    };
+    if (last && grant.active) {
+      const keepMs =
+        grant.options.minHoldMs === undefined ? 0 : grant.grantedAt + grant.options.minHoldMs - monotonicMs();
+      if (keepMs >= 1) return this.keepUntilMinHold(grant, base, keepMs);
+      if (holdId === grant.cohortHoldId && this.handOff(grant)) return true;
+    }
+    // A cohort that ended at its bound (handOff set yieldOnEnd) lets the other processes' waiters go first.
+    const hold: HoldRef =
+      grant.yieldOnEnd > 0 ? { ...base, yieldTo: { process: this.engineId, ms: grant.yieldOnEnd } } : base;
+    let result: ReleaseResult;
+    try {
+      result = await grant.kind.release(hold);
+    } catch (err) {
+      const leaseEnd = grant.expiresAt;
+      if (grant.openHolds.size === 0) grant.end();
+      this.released(grant, 'failed', err);
+      this.retryRelease(grant, hold, leaseEnd);
       return false;
     }
-    const successor = grant.successor(cohort.takeToken(), now, target.options, target.leaseMs);
-    const handle = new GrantHandle(successor, cohort.holdId);
-    this.add(successor); // first, so the watchdog never sees the lock without a grant
-    grant.end();
-    this.onReleased(grant, 'released');
-    target.receive(handle);
-    return true;
+    if (result === 'not-held') grant.lose('expired');
+    if (result === 'released' || grant.openHolds.size === 0) grant.end();
+    this.released(grant, result);
+    return result !== 'not-held' && !reportedLost;
   }
 
-  /** Stops every timer: the watchdog and the release retries (at shutdown). */
-  stopTimers(): void {
-    this.stopped = true;
-    this.watchdog.stop();
-    for (const timer of this.releaseRetries) clearTimeout(timer);
-    this.releaseRetries.clear();
-  }
-
-  /** @internal */
-  onGrantEnded(grant: LockGrant): void {
-    if (!this.grants.delete(grant)) return;
-    this.watchdog.delete(grant);
-    const left = (this.byLock.get(grant.names.lock) ?? 1) - 1;
-    if (left > 0) {
-      this.byLock.set(grant.names.lock, left);
-      return;
-    }
-    this.byLock.delete(grant.names.lock);
-    // Local waiters were not polling Redis meanwhile: tell the head.
-    this.queues.notifyFree(grant.names.lock);
-  }
-
-  /** @internal */
-  onReleased(grant: LockGrant, result: ReleaseResult | 'failed', error?: unknown): void {
-    // Local waiters are told in onGrantEnded (they did not poll Redis meanwhile); fairness across
-    // processes comes from the cohort bound and the reservation for the longest-waiting process.
-    this.events.safeEmit('released', {
-      key: grant.key,
-      kind: kindName(grant.kind, grant.options),
-      fencingToken: grant.fencingToken,
-      heldMs: monotonicMs() - grant.grantedAt,
-      result,
-      error,
-    });
-  }
-
-  /** @internal */
-  retryRelease(grant: LockGrant, hold: HoldRef, untilMonotonic: number): void {
-    if (this.stopped) return; // shutting down: the lease ends it
-    let delayMs = 100;
-    const attempt = () => {
-      this.releaseRetries.delete(timer);
-      if (this.stopped || monotonicMs() >= untilMonotonic) return; // the lease ends it now
-      grant.kind.release(hold).then(
-        (result) => this.onReleased(grant, result),
-        () => {
-          delayMs = Math.min(delayMs * 2, 2_000);
-          timer = setTimeout(attempt, delayMs).unref();
-          this.releaseRetries.add(timer);
-        },
-      );
-    };
-    let timer = setTimeout(attempt, delayMs).unref();
-    this.releaseRetries.add(timer);
-  }
-
-  /** @internal */
-  onLost(grant: LockGrant, error: LockLostError): void {
-    this.events.safeEmit('lost', {
-      key: grant.key,
-      kind: kindName(grant.kind, grant.options),
-      fencingToken: grant.fencingToken,
-      heldMs: monotonicMs() - grant.grantedAt,
-      reason: error.reason,
-      error,
-    });
-  }
-
-  /** @internal */
+  /** Renews `grant` for `asked` ms (a handle's extend()); throws its LockLostError when no longer held. */
   async extend(grant: LockGrant, asked: number): Promise<void> {
     const sentAt = monotonicMs();
     const leaseMs = grant.renewalLeaseMs(sentAt, asked);
@@ -177,21 +163,108 @@ export class HeldLocks implements GrantHost {
     }
     grant.renewed(sentAt, leaseMs);
   }
-}
 
-/**
- * Whether a fixed-lease successor can take the lock without a Redis command: its whole lease from
- * now must end before the Redis lease does (`redisLeftMs`, a lower bound), and the Redis lease must
- * not outlast it by more than the cohort budget (a crashed successor must not keep the lock long).
- */
-function fixedLeaseCovered(redisLeftMs: number, leaseMs: number, bounds: CohortBounds): boolean {
-  return redisLeftMs >= leaseMs && redisLeftMs <= leaseMs + bounds.budgetMs;
-}
+  /** Stops every timer: the watchdog and the release retries (at shutdown). */
+  stopTimers(): void {
+    this.stopped = true;
+    this.watchdog.stop();
+    for (const timer of this.releaseRetries) clearTimeout(timer);
+    this.releaseRetries.clear();
+  }
 
-/** The kind's name in events: mutex, token, read, write, fair or semaphore. */
-export function kindName(kind: LockKind, opts: LockOptions): string {
-  if (opts.mode) return opts.mode;
-  if (opts.fair) return 'fair';
-  if (opts.limit !== undefined) return 'semaphore';
-  return kind.reentrant ? 'mutex' : 'token';
+  /** @internal A grant ended (released, or lost with `lost`): bookkeeping, and the local head is told. */
+  ended(grant: LockGrant, lost?: LockLostError): void {
+    if (!this.grants.delete(grant)) return;
+    if (grant.watchdog) this.watchdog.delete(grant);
+    const lock = grant.names.lock;
+    const left = (this.byLock.get(lock) ?? 1) - 1;
+    if (left > 0) this.byLock.set(lock, left);
+    else {
+      this.byLock.delete(lock);
+      // Local waiters were not polling Redis meanwhile: tell the head.
+      this.queues.notifyFree(lock);
+    }
+    if (lost && this.events.wants('lost')) {
+      this.events.safeEmit('lost', {
+        key: grant.key,
+        kind: kindOf(grant.options).event,
+        fencingToken: grant.fencingToken,
+        heldMs: monotonicMs() - grant.grantedAt,
+        reason: lost.reason,
+        error: lost,
+      });
+    }
+  }
+
+  /**
+   * The cohort hand-off: the last hold of a cohort grant is being released and this process' head
+   * waiter takes the lock without a Redis command when the cohort's bounds allow it (Cohort.handOff).
+   */
+  private handOff(grant: LockGrant): boolean {
+    if (!this.cohort || this.stopped) return false;
+    const next = this.queues.head(grant.names.lock)?.waiter;
+    if (!next) return false; // nobody of this process waits: release in Redis
+    const handle = grant.cohort!.handOff(grant, next, monotonicMs(), this.cohort);
+    if (!handle) return false;
+    this.add(handle.grant); // first, so the watchdog never sees the lock without a grant
+    grant.end();
+    this.released(grant, 'released');
+    next!.receive(handle);
+    return true;
+  }
+
+  /**
+   * The last release before minHoldMs: instead of deleting the lock, shorten (or stretch) its lease
+   * so it ends exactly at grant + minHoldMs. The grant ends here; Redis lets the lock expire.
+   */
+  private async keepUntilMinHold(grant: LockGrant, hold: HoldRef, keepMs: number): Promise<boolean> {
+    let result: string;
+    try {
+      [result = 'gone'] = await grant.kind.renew([{ ...hold, holdId: '', leaseMs: Math.ceil(keepMs) }]);
+    } catch (err) {
+      grant.end();
+      this.released(grant, 'failed', err);
+      return false; // the lease ends it anyway
+    }
+    if (result !== 'renewed') grant.lose('expired');
+    grant.end();
+    this.released(grant, result === 'renewed' ? 'released' : 'not-held');
+    return result === 'renewed';
+  }
+
+  /** A release answered: records the hold time and reports it. */
+  private released(grant: LockGrant, result: ReleaseResult | 'failed', error?: unknown): void {
+    const heldMs = monotonicMs() - grant.grantedAt;
+    if (result === 'released') this.holdTimes.record(grant.key, heldMs);
+    // Local waiters are told in ended() (they did not poll Redis meanwhile); fairness across
+    // processes comes from the cohort bound and the reservation for the longest-waiting process.
+    if (!this.events.wants('released')) return;
+    this.events.safeEmit('released', {
+      key: grant.key,
+      kind: kindOf(grant.options).event,
+      fencingToken: grant.fencingToken,
+      heldMs,
+      result,
+      error,
+    });
+  }
+
+  private retryRelease(grant: LockGrant, hold: HoldRef, untilMonotonic: number): void {
+    if (this.stopped) return; // shutting down: the lease ends it
+    let delayMs = 100;
+    const attempt = () => {
+      this.releaseRetries.delete(timer);
+      if (this.stopped || monotonicMs() >= untilMonotonic) return; // the lease ends it now
+      grant.kind.release(hold).then(
+        (result) => this.released(grant, result),
+        () => {
+          delayMs = Math.min(delayMs * 2, 2_000);
+          timer = setTimeout(attempt, delayMs).unref();
+          this.releaseRetries.add(timer);
+        },
+      );
+    };
+    let timer = setTimeout(attempt, delayMs).unref();
+    this.releaseRetries.add(timer);
+  }
 }

@@ -15,7 +15,16 @@ export function lockChannelName(event: keyof LockEventMap): string {
   return `${LOCK_CHANNEL_PREFIX}${event}`;
 }
 
-const names = ['acquired', 'notAcquired', 'contended', 'released', 'renewed', 'lost', 'connection'] as const;
+const names = [
+  'acquired',
+  'notAcquired',
+  'contended',
+  'released',
+  'renewed',
+  'lost',
+  'connection',
+  'refusal',
+] as const;
 // A compile error here means LockEventMap gained an event that has no channel yet.
 const everyEventNamed: [Exclude<LockLifecycleEvent, (typeof names)[number]>] extends [never] ? true : never =
   true;

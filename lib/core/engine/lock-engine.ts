@@ -1,30 +1,37 @@
 import { setMaxListeners } from 'node:events';
 import { LockServiceClosedError } from '../errors';
+import { KeySpace } from '../kinds/key-space';
+import { MultiGrantHandle, type MultiLockHandle } from '../multi/multi-lock-handle';
+import { EngineInspection } from '../inspection/engine-inspection';
+import type {
+  ForceReleaseLogOptions,
+  ForceReleaseOptions,
+  ForceReleaseRecord,
+  InspectLockOptions,
+  ListLocksOptions,
+  ListLocksResult,
+  LockInfo,
+} from '../inspection/lock-info';
+import type { LockInspector } from '../inspection/lock-inspector';
 import { LockOptions, ResolvedEngineOptions } from '../options/lock-options';
-import { assertLockKey } from '../options/lock-key';
+import { assertLockKey } from '../options/validation';
 import { LocalWaitQueues } from '../waiting/wait-queue';
 import type { AcquisitionContext } from './acquisition';
 import { CriticalSections } from './critical-sections';
 import { LockEngineReadiness, LockEngineStats, pingReadiness } from './engine-status';
 import { HeldLocks } from './held-locks';
-import { HoldTimes } from './hold-times';
-import { randomId } from './ids';
-import { KeySpace } from '../kinds/key-space';
 import type { LockBackend } from './lock-backend';
-import { currentInScope, runInLockScope } from './lock-context';
+import { currentInScope, randomId, runInLockScope } from './lock-context';
 import { LockEvents } from './lock-events';
-import { GrantHandle, LockHandle } from './lock-handle';
-import { SingleKeyLocks } from './single-key-locks';
-import { MultiLocks, runInMultiLockScope } from '../multi/multi-locks';
-import { MultiGrantHandle, type MultiLockHandle } from '../multi/multi-lock-handle';
-import { InspectableEngine } from '../inspection/inspectable-engine';
+import { GrantHandle, LockHandle } from './lock-grant';
+import { LockRequests } from './lock-request';
 
 /**
  * The lock engine: the public surface (acquire, tryAcquire, using, current, close). Waiting lives
  * in Acquisition, held locks and the watchdog in HeldLocks, the storage behind a LockBackend.
  * Plain Node; no Nest inside. Built by createLockEngine() from options resolved once.
  */
-export class LockEngine extends InspectableEngine {
+export class LockEngine {
   readonly engineId = randomId().slice(0, 8);
   readonly events = new LockEvents();
   private readonly keys: KeySpace;
@@ -32,30 +39,28 @@ export class LockEngine extends InspectableEngine {
   private readonly queues: LocalWaitQueues;
   private readonly closing = new AbortController();
   private readonly context: AcquisitionContext;
-  private readonly holdTimes = new HoldTimes();
   private closed?: Promise<void>;
+  /** Inspection (list, inspect, forceRelease) and this engine's registry record; none on the in-memory backend. */
+  private readonly inspection?: EngineInspection;
   /** Critical sections running in using() / hold(): close() lets them finish (drainMs). */
   private readonly sections = new CriticalSections();
-  /** acquire/tryAcquire/using with one key. */
-  private readonly single: SingleKeyLocks;
-  /** acquire/tryAcquire/using with an array of keys (lib/core/multi). */
-  private readonly multi: MultiLocks;
+  /** Turns each call, one key or many, into a re-entry or a wait (lock-request.ts). */
+  private readonly requests: LockRequests;
 
   constructor(
     private readonly backend: LockBackend,
     /** Resolved by resolveEngineOptions() (createLockEngine does it). */
     readonly options: ResolvedEngineOptions,
   ) {
-    super();
     this.keys = new KeySpace(options.keyPrefix);
-    this.queues = new LocalWaitQueues(options.maxWaitersPerKey);
+    // A new waiter or grant keeps the registry's timer running (it stops when things are idle).
+    const activity = () => this.inspection?.registry?.touch();
+    this.queues = new LocalWaitQueues(options.maxWaitersPerKey, activity);
     // Every waiter listens to `closing` until it leaves; thousands of waiters are normal, not a leak.
     setMaxListeners(0, this.closing.signal);
-    this.held = new HeldLocks(this.engineId, this.events, this.queues, options);
+    this.held = new HeldLocks(this.engineId, this.events, this.queues, { ...options, onGrant: activity });
     backend.watchConnections?.((state) => this.events.safeEmit('connection', state));
-    this.events.on('released', (e) => {
-      if (e.result === 'released') this.holdTimes.record(e.key, e.heldMs);
-    });
+    const heldLocks = this.held;
     this.context = {
       hub: backend.hub,
       queues: this.queues,
@@ -69,18 +74,58 @@ export class LockEngine extends InspectableEngine {
       cohortLeaseExtraMs: options.cohort ? options.cohort.budgetMs : 0,
       // A renewed watchdog lease never has less than lease − period left; a fixed one may.
       retryAfter: (key, remaining) =>
-        this.holdTimes.estimate(key, remaining, options.watchdogLeaseMs - options.renewEveryMs - 50),
+        heldLocks.holdTimes.estimate(key, remaining, options.watchdogLeaseMs - options.renewEveryMs - 50),
       isClosed: () => this.closed !== undefined,
     };
-    const deps = { engineId: this.engineId, keys: this.keys, backend, context: this.context, options };
-    this.single = new SingleKeyLocks(deps);
-    this.multi = new MultiLocks(deps);
+    this.requests = new LockRequests({
+      engineId: this.engineId,
+      keys: this.keys,
+      backend,
+      context: this.context,
+      options,
+    });
     const { engineId, keys, held, queues, events } = this;
-    this.openInspection({ engineId, backend, options, keys, held, queues, events });
+    this.inspection = EngineInspection.open({ engineId, backend, options, keys, held, queues, events });
   }
 
-  protected override get isClosing(): boolean {
-    return this.closed !== undefined;
+  /** True when `key` is held, by any process (of any kind, or of `options.kind`). */
+  async isLocked(key: string, options?: InspectLockOptions): Promise<boolean> {
+    return this.inspector().isLocked(key, options);
+  }
+
+  /** Who holds `key` (owner, since when, until when, token, holds) and who waits; null when free. */
+  async inspect(key: string, options?: InspectLockOptions): Promise<LockInfo | null> {
+    return this.inspector().inspect(key, options);
+  }
+
+  /** Held locks across every process and node, a page at a time (from the registry; never KEYS/SCAN). */
+  async list(options?: ListLocksOptions): Promise<ListLocksResult> {
+    return this.inspector().list(options);
+  }
+
+  /**
+   * Evicts the holders of `key`, advances its fencing token, wakes its waiters, aborts the holders'
+   * signals ('force-released') and writes an audit entry. False when nothing was held.
+   */
+  async forceRelease(key: string, options: ForceReleaseOptions): Promise<boolean> {
+    return this.inspector().forceRelease(key, options);
+  }
+
+  /** The newest force-release audit entries (of one key when `options.key` is given). */
+  async forceReleases(options?: ForceReleaseLogOptions): Promise<ForceReleaseRecord[]> {
+    return this.inspector().forceReleases(options);
+  }
+
+  /**
+   * The inspector: a TypeError on a backend without inspection (the in-memory testing backend),
+   * LockServiceClosedError after close().
+   */
+  private inspector(): LockInspector {
+    if (!this.inspection) {
+      throw new TypeError('Inspection (list, inspect, forceRelease) is not supported by this lock backend');
+    }
+    if (this.closed) throw new LockServiceClosedError('closed');
+    return this.inspection.inspector;
   }
 
   /** Takes the lock, waiting up to `waitMs`; rejects with LockNotAcquiredError when it stays busy. */
@@ -92,8 +137,8 @@ export class LockEngine extends InspectableEngine {
     key: string | readonly string[],
     options?: LockOptions,
   ): Promise<LockHandle | MultiLockHandle> {
-    if (Array.isArray(key)) return (await this.multi.lock(key, options, false))!;
-    return (await this.single.lock(key as string, options, false))!;
+    if (Array.isArray(key)) return (await this.requests.many(key, options, false))!;
+    return (await this.requests.one(key as string, options, false))!;
   }
 
   /** Like acquire, but resolves null when busy (default `waitMs` 0: a single attempt). */
@@ -107,8 +152,8 @@ export class LockEngine extends InspectableEngine {
     key: string | readonly string[],
     options?: LockOptions,
   ): Promise<LockHandle | MultiLockHandle | null> {
-    if (Array.isArray(key)) return this.multi.lock(key, options, true);
-    return this.single.lock(key as string, options, true);
+    if (Array.isArray(key)) return this.requests.many(key, options, true);
+    return this.requests.one(key as string, options, true);
   }
 
   /** Runs `fn` holding the lock, inside its critical section (nested calls re-enter); always releases. */
@@ -135,10 +180,15 @@ export class LockEngine extends InspectableEngine {
 
   /** Runs `fn` inside the critical section of a handle from acquire(): calls in it re-enter that lock. */
   runInLock<T>(handle: LockHandle | MultiLockHandle, fn: () => T): T {
-    if (handle instanceof MultiGrantHandle && handle.handles.every((h) => h.grant.host === this.held)) {
-      return runInMultiLockScope(handle, fn);
+    if (handle instanceof MultiGrantHandle && handle.handles.every((h) => h.grant.held === this.held)) {
+      // Inside the critical section of every key: nested calls for any of them re-enter.
+      const enter = (i: number): T => {
+        const h = handle.handles[i] as GrantHandle | undefined;
+        return h ? runInLockScope(h.grant.scopeKey, h, () => enter(i + 1)) : fn();
+      };
+      return enter(0);
     }
-    if (!(handle instanceof GrantHandle) || handle.grant.host !== this.held) {
+    if (!(handle instanceof GrantHandle) || handle.grant.held !== this.held) {
       throw new TypeError('runInLock() needs a handle returned by this lock service');
     }
     return runInLockScope(handle.grant.scopeKey, handle, fn);
@@ -193,10 +243,11 @@ export class LockEngine extends InspectableEngine {
     for (const grant of [...this.held.grants]) {
       // Told first, so code still running in the critical section stops before the lock is gone.
       grant.lose('closed');
-      for (const holdId of [...grant.openHolds]) releases.push(grant.releaseHold(holdId));
+      for (const holdId of [...grant.openHolds]) releases.push(this.held.release(grant, holdId));
     }
     await Promise.all(releases);
-    await this.closeInspection();
+    // Removes this engine's registry record before the backend closes.
+    await this.inspection?.close();
     await this.backend.close();
   }
 }

@@ -70,6 +70,13 @@ export interface LockEventMap {
   ];
   /** A connection to the storage went down or came back (once per change, not per command). */
   connection: [ConnectionState];
+  /**
+   * Redis refused part of the inspection registry (an ACL without SUBSCRIBE on the notice channel,
+   * or without MULTI/EXEC): `reason` is its answer; `undefined` when it is accepted again. Once per
+   * change. Locks still work; force releases reach this engine's holders only at their next renewal,
+   * or list() does not show its locks.
+   */
+  refusal: [{ what: 'force-release notices' | 'lock registry'; reason: string | undefined }];
   /** This engine force-released a lock (forceRelease): the audit entry, as written to the stream. */
   forceReleased: [ForceReleaseRecord];
 }
@@ -84,6 +91,15 @@ export interface ConnectionState {
 
 /** A typed EventEmitter for LockEventMap. Listener errors never reach the lock engine. */
 export class LockEvents extends EventEmitter<LockEventMap> {
+  /**
+   * True when `name` has a listener or a diagnostics_channel subscriber: callers build an event's
+   * payload only then (a lock nobody observes costs no event objects).
+   */
+  wants(name: keyof LockEventMap): boolean {
+    const channel = lockChannels[name as LockLifecycleEvent] as diagnosticsChannel.Channel | undefined;
+    return channel?.hasSubscribers === true || this.listenerCount(name) > 0;
+  }
+
   /** Emits without letting a throwing listener break the caller. */
   safeEmit<K extends keyof LockEventMap>(name: K, ...args: LockEventMap[K]): void {
     // Also on node:diagnostics_channel; a channel with no subscriber costs one property read.

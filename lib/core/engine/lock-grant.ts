@@ -1,22 +1,27 @@
 import { LockLostError, LockLostReason } from '../errors';
-import { monotonicMs } from './ids';
-import { leaseDriftMs } from './lease-drift';
 import type { LockKeyNames } from '../kinds/key-space';
-import type { HoldRef, LockKind, ReleaseResult } from '../kinds/lock-kind';
+import type { LockKind } from '../kinds/lock-kind';
 import type { LockOptions } from '../options/lock-options';
-import type { Cohort } from './cohort';
+import { assertDuration } from '../options/validation';
+import { Cohort, type CohortOpening } from './cohort';
+import { deadlines, type Deadline } from './deadlines';
+import type { HeldLocks } from './held-locks';
+import { monotonicMs } from './deadlines';
 
-/** What a grant needs from the engine that issued it (HeldLocks). */
-export interface GrantHost {
-  readonly engineId: string;
-  onGrantEnded(grant: LockGrant): void;
-  onReleased(grant: LockGrant, result: ReleaseResult | 'failed', error?: unknown): void;
-  /** Retries a release that failed on a Redis error, in the background, until `untilMonotonic`. */
-  retryRelease(grant: LockGrant, hold: HoldRef, untilMonotonic: number): void;
-  onLost(grant: LockGrant, error: LockLostError): void;
-  /** Hands the lock to a local waiter instead of releasing it in Redis (cohorts); false: release. */
-  handOff(grant: LockGrant): boolean;
-  extend(grant: LockGrant, leaseMs: number): Promise<void>;
+/**
+ * Redlock's clock-drift allowance, applied to every lease: 1 % of the lease plus 2 ms. A lease ends
+ * in this process that much before Redis can expire it, so a holder learns of a loss before another
+ * process can be granted the lock, even when its timer fires a little late or its clock runs a
+ * little fast against the server's (see docs/GUARANTEES.md, "Leases end early"). RedLock uses the
+ * same allowance for its validity.
+ */
+export const DRIFT_FACTOR = 0.01;
+/** The fixed part of the drift allowance, in ms (timer granularity). */
+export const DRIFT_FLOOR_MS = 2;
+
+/** The drift allowance of a lease of `leaseMs`, in ms. */
+export function leaseDriftMs(leaseMs: number): number {
+  return Math.ceil(leaseMs * DRIFT_FACTOR) + DRIFT_FLOOR_MS;
 }
 
 /** What a new grant is: the lock, its owner and token, and its lease. */
@@ -34,31 +39,30 @@ export interface GrantSpec {
   readonly replicaAcks?: number;
   /** Monotonic time of the grant when it is not `requestedAt` (a local hand-off). */
   readonly grantedAt?: number;
-  /** The per-process cohort this grant belongs to (kinds that reserve tokens). */
-  readonly cohort?: Cohort;
+  /** The per-process cohort this grant belongs to, or the opening of a new one (a fresh cohort grant). */
+  readonly cohort?: Cohort | CohortOpening;
 }
 
 /**
  * One grant of a lock by Redis: owner, fencing token, lease and the signal shared by the handles of
- * its holds (the first acquire and every re-entry).
+ * its holds (the first acquire and every re-entry). Its local end (the lease minus the drift
+ * allowance, or `maxHoldMs`) is a deadline on the process' one timer; a renewal moves it.
  */
-export class LockGrant {
+export class LockGrant implements Deadline {
   /** Created on first use (handle.signal or a loss): most grants never need one. */
   private controller?: AbortController;
   readonly openHolds = new Set<string>();
-  readonly scopeKey: string;
   /** Monotonic time at which the lease runs out unless renewed (counted from before the request). */
   expiresAt: number;
   /**
    * Monotonic time at which this process considers the lease over: `expiresAt` minus the drift
-   * allowance (lease-drift.ts), so the holder is told before Redis can grant the lock to anyone else.
+   * allowance, so the holder is told before Redis can grant the lock to anyone else.
    */
   localEnd: number;
   /** Monotonic time the granting request was sent. */
   readonly grantedAt: number;
   lost?: LockLostError;
   ended = false;
-  private expiryTimer?: NodeJS.Timeout;
   /** The lease in ms. */
   readonly leaseMs: number;
   /** True when the watchdog renews the lease. */
@@ -66,9 +70,18 @@ export class LockGrant {
   readonly replicaAcks?: number;
   /** Monotonic time after which the lock is not renewed any more (maxHoldMs); Infinity without. */
   readonly holdDeadline: number;
-  readonly cohort?: Cohort;
+  /** The cohort this grant belongs to, once it exists (see `cohort`). */
+  private cohortState?: Cohort;
+  /** A fresh cohort grant's opening: its Cohort is built when first needed (most grants never hand over). */
+  private readonly opening?: CohortOpening;
+  /** Renewed since the opening: the Redis lease then ends at `expiresAt`. */
+  private renewedSinceOpening = false;
   /** Set when a cohort ended at its bound: this process' next waiter yields this long (ms). */
   yieldOnEnd = 0;
+  /** @internal The deadline (Deadline): the local end or maxHoldMs, whichever is first. */
+  at = Infinity;
+  /** @internal */
+  slot = -1;
 
   readonly kind: LockKind;
   /** The user key, exactly as given. */
@@ -80,7 +93,7 @@ export class LockGrant {
   readonly options: LockOptions;
 
   constructor(
-    readonly host: GrantHost,
+    readonly held: HeldLocks,
     spec: GrantSpec,
   ) {
     this.kind = spec.kind;
@@ -93,14 +106,35 @@ export class LockGrant {
     this.watchdog = spec.watchdog;
     this.replicaAcks = spec.replicaAcks;
     const requestedAt = spec.requestedAt;
-    this.scopeKey = `${host.engineId}|${spec.names.lock}`;
     this.grantedAt = spec.grantedAt ?? requestedAt;
-    this.cohort = spec.cohort;
+    const cohort = spec.cohort;
+    if (cohort instanceof Cohort) this.cohortState = cohort;
+    else this.opening = cohort;
     this.expiresAt = requestedAt + spec.leaseMs;
     this.localEnd = this.expiresAt - leaseDriftMs(spec.leaseMs);
     this.holdDeadline =
       spec.options.maxHoldMs === undefined ? Infinity : requestedAt + spec.options.maxHoldMs;
-    if (!spec.watchdog || this.holdDeadline < Infinity) this.armExpiry();
+    this.schedule();
+  }
+
+  /** The per-process cohort of this grant (cohort kinds), built on first use. */
+  get cohort(): Cohort | undefined {
+    if (!this.cohortState && this.opening) {
+      // A fresh cohort grant was granted when its request was sent (grantedAt is requestedAt).
+      this.cohortState = new Cohort(this.opening, this.fencingToken, this.grantedAt);
+      if (this.renewedSinceOpening) this.cohortState.redisExpiresAt = this.expiresAt;
+    }
+    return this.cohortState;
+  }
+
+  /** The hold that keeps the Redis lock of this grant's cohort, if it has one. */
+  get cohortHoldId(): string | undefined {
+    return this.cohortState?.holdId ?? this.opening?.holdId;
+  }
+
+  /** The scope key of this grant's critical sections (engine id + lock name). */
+  get scopeKey(): string {
+    return `${this.held.engineId}|${this.names.lock}`;
   }
 
   /** The signal shared by the handles of this grant; aborted with LockLostError on a loss. */
@@ -113,40 +147,18 @@ export class LockGrant {
     return !this.ended && !this.lost;
   }
 
-  /**
-   * The next holder of a cohort: the same Redis lock (owner), a new grant with its own token, signal
-   * and async context. A watchdog successor keeps the lease end; a fixed-lease one gets its own
-   * `leaseMs` from `now` (the caller checked that the Redis lease covers it). The caller ends this grant.
-   */
-  successor(fencingToken: number, now: number, options: LockOptions, leaseMs: number): LockGrant {
-    return new LockGrant(this.host, {
-      kind: this.kind,
-      key: this.key,
-      names: this.names,
-      owner: this.owner,
-      fencingToken,
-      options,
-      leaseMs: this.watchdog ? this.leaseMs : leaseMs,
-      watchdog: this.watchdog,
-      requestedAt: this.watchdog ? this.expiresAt - this.leaseMs : now,
-      grantedAt: now,
-      // The Redis grant this holder rides on is the one the replicas acknowledged.
-      replicaAcks: this.replicaAcks,
-      cohort: this.cohort,
-    });
-  }
-
   /** The lease a renewal sent at `sentAt` asks for: never past maxHoldMs (0: do not renew). */
   renewalLeaseMs(sentAt: number, leaseMs = this.leaseMs): number {
     return Math.max(0, Math.min(leaseMs, this.holdDeadline - sentAt));
   }
 
-  /** Moves the lease end (after a renewal sent at `sentAt`) and re-arms the expiry timer. */
+  /** Moves the lease end (after a renewal sent at `sentAt`) and the deadline with it. */
   renewed(sentAt: number, leaseMs: number): void {
     this.expiresAt = sentAt + leaseMs;
     this.localEnd = this.expiresAt - leaseDriftMs(leaseMs);
-    if (this.cohort) this.cohort.redisExpiresAt = this.expiresAt;
-    if (!this.watchdog || this.holdDeadline < Infinity) this.armExpiry();
+    if (this.cohortState) this.cohortState.redisExpiresAt = this.expiresAt;
+    else if (this.opening) this.renewedSinceOpening = true;
+    if (this.active) this.schedule();
   }
 
   /**
@@ -157,91 +169,102 @@ export class LockGrant {
     if (this.active && sentAt + this.leaseMs > this.expiresAt) this.renewed(sentAt, this.leaseMs);
   }
 
-  /** Marks the grant lost: aborts the signal at once and stops timers and renewals. */
+  /** Marks the grant lost: aborts the signal at once and stops its deadline and renewals. */
   lose(reason: LockLostReason, cause?: unknown): void {
     if (this.lost || this.ended) return;
     this.lost = new LockLostError(this.key, reason, cause);
-    this.stop();
+    deadlines.remove(this);
     // Built now if nobody asked for the signal yet, so a later handle.signal is already aborted.
     this.controller ??= new AbortController();
     this.controller.abort(this.lost);
-    this.host.onLost(this, this.lost);
+    this.held.ended(this, this.lost);
   }
 
-  /**
-   * Releases one hold in Redis: the path of every release (handles, and close()). Resolves false,
-   * never throws, when the hold was no longer held or Redis failed (then retried in the background
-   * until the lease would have ended anyway: a failover can outlast one command timeout).
-   */
-  async releaseHold(holdId: string): Promise<boolean> {
-    if (!this.openHolds.delete(holdId)) return false; // already released (e.g. by close())
-    // A grant this process already reported lost (its lease ended locally, drift allowance included)
-    // is cleaned up in Redis all the same, but the release says "not held": handle and answer agree.
-    const reportedLost = this.lost !== undefined;
-    const last = this.openHolds.size === 0;
-    const base = { key: this.key, names: this.names, owner: this.owner, holdId, options: this.options };
-    const keepMs = this.grantedAt + (this.options.minHoldMs ?? 0) - monotonicMs();
-    if (keepMs >= 1 && last && this.active) return this.keepUntilMinHold(base, keepMs);
-    if (last && holdId === this.cohort?.holdId && this.host.handOff(this)) return true;
-    // A cohort that ended at its bound (handOff set yieldOnEnd) lets the other processes' waiters go first.
-    const hold: HoldRef =
-      this.yieldOnEnd > 0 ? { ...base, yieldTo: { process: this.host.engineId, ms: this.yieldOnEnd } } : base;
-    let result: ReleaseResult;
-    try {
-      result = await this.kind.release(hold);
-    } catch (err) {
-      const leaseEnd = this.expiresAt;
-      if (this.openHolds.size === 0) this.end();
-      this.host.onReleased(this, 'failed', err);
-      this.host.retryRelease(this, hold, leaseEnd);
-      return false;
-    }
-    if (result === 'not-held') this.lose('expired');
-    if (result === 'released' || this.openHolds.size === 0) this.end();
-    this.host.onReleased(this, result);
-    return result !== 'not-held' && !reportedLost;
-  }
-
-  /**
-   * The last release before minHoldMs: instead of deleting the lock, shorten (or stretch) its lease
-   * so it ends exactly at grant + minHoldMs. The grant ends here; Redis lets the lock expire.
-   */
-  private async keepUntilMinHold(hold: HoldRef, keepMs: number): Promise<boolean> {
-    let result: string;
-    try {
-      [result = 'gone'] = await this.kind.renew([{ ...hold, holdId: '', leaseMs: Math.ceil(keepMs) }]);
-    } catch (err) {
-      this.end();
-      this.host.onReleased(this, 'failed', err);
-      return false; // the lease ends it anyway
-    }
-    if (result !== 'renewed') this.lose('expired');
-    this.end();
-    this.host.onReleased(this, result === 'renewed' ? 'released' : 'not-held');
-    return result === 'renewed';
-  }
-
-  /** Ends the grant after its last release: no timers, no renewals. */
+  /** Ends the grant after its last release: no deadline, no renewals. */
   end(): void {
     if (this.ended) return;
     this.ended = true;
-    this.stop();
+    deadlines.remove(this);
+    this.held.ended(this);
   }
 
-  private stop(): void {
-    clearTimeout(this.expiryTimer);
-    this.expiryTimer = undefined;
-    this.host.onGrantEnded(this);
+  /** @internal The deadline passed: the lease ended locally (or maxHoldMs did). */
+  expire(): void {
+    this.lose(this.at === this.holdDeadline ? 'max-hold' : 'expired');
   }
 
-  private armExpiry(): void {
-    clearTimeout(this.expiryTimer);
-    // A watchdog lease is renewed before it ends (its Watchdog ends it at localEnd when a renewal
-    // does not come back in time); only maxHoldMs ends it on purpose here.
-    const end = this.watchdog ? this.holdDeadline : Math.min(this.localEnd, this.holdDeadline);
-    const reason = end === this.holdDeadline ? 'max-hold' : 'expired';
-    const ms = Math.max(0, end - monotonicMs());
-    this.expiryTimer = setTimeout(() => this.lose(reason), ms);
-    this.expiryTimer.unref(); // a held lock alone must not keep a process alive
+  private schedule(): void {
+    // A watchdog lease is renewed before its local end; when no renewal came back in time (a hanging
+    // connection), this deadline ends it there. maxHoldMs ends any grant on purpose.
+    this.at = Math.min(this.localEnd, this.holdDeadline);
+    deadlines.schedule(this);
+  }
+}
+
+/** A held lock. One handle per acquire; a re-entry gets its own handle on the same grant. */
+export interface LockHandle {
+  /** The user key, exactly as given. */
+  readonly key: string;
+  /** Strictly increases across all holders of this lock (a key and its kind); hand it to storage that rejects stale writers. */
+  readonly fencingToken: number;
+  /** Aborted (reason: LockLostError) the moment the lock is known lost. Not aborted by a normal release. */
+  readonly signal: AbortSignal;
+  /** Replicas that acknowledged the grant (Sentinel with `WAIT`); undefined when not asked for. */
+  readonly replicaAcks?: number;
+  /** Releases this hold. Resolves false, never throws, when it was no longer held (or Redis failed). */
+  release(): Promise<boolean>;
+  /** Extends the lease (default: the lease it was taken with). Throws LockLostError when no longer held. */
+  extend(leaseMs?: number): Promise<void>;
+  /** Milliseconds left of the lease by this process' monotonic clock, drift allowance deducted (0 when lost or released). */
+  remainingMs(): number;
+  /** True until released or lost. */
+  readonly isHeld: boolean;
+}
+
+/** The handle of one hold on a grant. */
+export class GrantHandle implements LockHandle {
+  private released = false;
+
+  constructor(
+    readonly grant: LockGrant,
+    readonly holdId: string,
+  ) {
+    grant.openHolds.add(holdId);
+  }
+
+  get key(): string {
+    return this.grant.key;
+  }
+  get fencingToken(): number {
+    return this.grant.fencingToken;
+  }
+  get signal(): AbortSignal {
+    return this.grant.signal;
+  }
+  get replicaAcks(): number | undefined {
+    return this.grant.replicaAcks;
+  }
+  get isHeld(): boolean {
+    return !this.released && this.grant.active;
+  }
+
+  remainingMs(): number {
+    return this.isHeld ? Math.max(0, this.grant.localEnd - monotonicMs()) : 0;
+  }
+
+  release(): Promise<boolean> {
+    if (this.released) return Promise.resolve(false);
+    this.released = true;
+    return this.grant.held.release(this.grant, this.holdId);
+  }
+
+  async extend(leaseMs?: number): Promise<void> {
+    // The same check as the leaseMs option, before any I/O: a bad value never reaches Redis or the
+    // local deadline (0 or -1 would end the lease locally while Redis keeps it).
+    if (leaseMs !== undefined) assertDuration(leaseMs, 'leaseMs', 1);
+    const g = this.grant;
+    if (this.released || g.ended) throw new LockLostError(g.key, 'expired');
+    if (g.lost) throw g.lost;
+    await g.held.extend(g, leaseMs ?? g.leaseMs);
   }
 }

@@ -1,4 +1,4 @@
-import { monotonicMs } from './ids';
+import { monotonicMs } from './deadlines';
 import type { LockGrant } from './lock-grant';
 import type { LockKind, RenewRequest } from '../kinds/lock-kind';
 
@@ -12,19 +12,14 @@ export interface RenewalRound {
 /**
  * Keeps watchdog-leased locks alive: one timer for all of them, renewals batched per lock kind
  * (renew-batch.ts turns a batch into one command per 500 locks or per Cluster slot). Any renewal
- * that fails or finds the lock gone aborts that lock's signal at once; nothing fails silently.
+ * that fails or finds the lock gone aborts that lock's signal at once; nothing fails silently. A
+ * renewal that hangs (a partitioned connection) does not stack rounds; the grant's own deadline on
+ * the process' one timer ends its lease locally at `localEnd` meanwhile.
  */
 export class Watchdog {
   private readonly grants = new Set<LockGrant>();
   private timer?: NodeJS.Timeout;
   private running = false;
-  /**
-   * Ends watchdog leases locally at their `localEnd` when no renewal came back in time (a renewal
-   * hangs on a partitioned connection; rounds do not stack meanwhile). One timer for all grants,
-   * set for the earliest lease end, so holding many locks still costs one timer.
-   */
-  private deadlineTimer?: NodeJS.Timeout;
-  private deadlineAt = Infinity;
 
   constructor(
     private readonly periodMs: number,
@@ -33,7 +28,6 @@ export class Watchdog {
 
   add(grant: LockGrant): void {
     this.grants.add(grant);
-    if (grant.localEnd < this.deadlineAt) this.armDeadline(grant.localEnd);
     if (!this.timer) {
       this.timer = setInterval(() => void this.tick(), this.periodMs);
       this.timer.unref(); // a held lock alone must not keep a process alive
@@ -53,30 +47,6 @@ export class Watchdog {
   stop(): void {
     clearInterval(this.timer);
     this.timer = undefined;
-    clearTimeout(this.deadlineTimer);
-    this.deadlineTimer = undefined;
-    this.deadlineAt = Infinity;
-  }
-
-  /** Ends every lease whose local end has passed, then waits for the next earliest one. */
-  private endExpired(): void {
-    this.deadlineTimer = undefined;
-    this.deadlineAt = Infinity;
-    const now = monotonicMs();
-    let next = Infinity;
-    for (const g of [...this.grants]) {
-      if (!g.active) continue;
-      if (now >= g.localEnd) g.lose('expired');
-      else if (g.localEnd < next) next = g.localEnd;
-    }
-    if (next < Infinity) this.armDeadline(next);
-  }
-
-  private armDeadline(at: number): void {
-    clearTimeout(this.deadlineTimer);
-    this.deadlineAt = at;
-    this.deadlineTimer = setTimeout(() => this.endExpired(), Math.max(0, at - monotonicMs()));
-    this.deadlineTimer.unref(); // a held lock alone must not keep a process alive
   }
 
   /** One renewal round, run by the timer. */
@@ -107,8 +77,6 @@ export class Watchdog {
       await Promise.all([...byKind].map(([kind, list]) => this.renewKind(kind, list, round)));
     } finally {
       this.running = false;
-      // Renewed leases end later now: the deadline follows the earliest one left.
-      if (this.timer) this.endExpired();
       if (round.renewed + round.lost + round.failed > 0) this.onRound(round);
     }
   }

@@ -34,9 +34,4 @@ export class InspectionKeys {
   notice(engineId: string): string {
     return `${this.stem}:notice:${engineId}`;
   }
-
-  /** The notice channel as a PSUBSCRIBE pattern (glob characters of the prefix escaped). */
-  noticePattern(engineId: string): string {
-    return this.notice(engineId).replace(/[*?[\]\\]/g, (c) => `\\${c}`);
-  }
 }

@@ -10,6 +10,15 @@ export interface InspectionTarget {
   readonly gateways: readonly RedisGateway[];
   /** Nodes that must agree that an owner holds a lock: 1, or a RedLock majority. */
   readonly quorum: number;
-  /** Listens on `pattern` until the backend closes (PSUBSCRIBE on the wake-up subscriber connection). */
-  listen(pattern: string, listener: (message: string) => void): Promise<void>;
+  /**
+   * Listens on `channel` (SUBSCRIBE on the wake-up subscriber connection) until unlisten() or the
+   * backend closes; rejects when Redis refuses it, `onRefused` hears a refused resubscription.
+   */
+  listen(
+    channel: string,
+    listener: (message: string) => void,
+    onRefused?: (error: unknown) => void,
+  ): Promise<void>;
+  /** Stops listening on `channel`. */
+  unlisten(channel: string): void;
 }

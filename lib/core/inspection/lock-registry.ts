@@ -23,8 +23,6 @@ export interface LockRegistryDeps {
   /** The engine's live grants (HeldLocks.grants). */
   readonly grants: ReadonlySet<LockGrant>;
   readonly queues: LocalWaitQueues;
-  /** Sets (or clears) the callback for a new grant or a new waiter of this engine. */
-  readonly onActivity: (callback: (() => void) | undefined) => void;
   /** Full rewrite this often (the watchdog period): a record Redis lost comes back within it. */
   readonly heartbeatMs: number;
   readonly commandTimeoutMs: number;
@@ -32,6 +30,28 @@ export interface LockRegistryDeps {
   readonly baseTtlMs: number;
   /** A force-release notice for this engine arrived. */
   readonly onNotice: (message: string) => void;
+  /**
+   * Redis refused (`reason`) or accepts again (`undefined`) the notice subscription or the registry
+   * write; called once per change, never per tick (the engine emits it as its `refusal` event).
+   */
+  readonly onRefusal?: (what: RegistryPart, reason: string | undefined) => void;
+}
+
+/** What of the registry Redis may refuse (ACL): the notice subscription, or the record's MULTI/EXEC. */
+export type RegistryPart = 'force-release notices' | 'lock registry';
+
+/**
+ * The server's own answer (an ACL `NOPERM`, an `EXECABORT` with its cause, `READONLY`, ...), with
+ * the causes of a discarded transaction; undefined for a lost connection or a timeout, which the
+ * connection events report.
+ */
+function refusalOf(err: unknown): string | undefined {
+  if (!(err instanceof Error) || !(err.name === 'ReplyError' || /^[A-Z]{2,} /.test(err.message))) {
+    return undefined;
+  }
+  const causes = (err as { previousErrors?: unknown[] }).previousErrors ?? [];
+  const texts = causes.map((c) => (c instanceof Error ? c.message : String(c)));
+  return [err.message, ...new Set(texts)].join('; ');
 }
 
 /**
@@ -59,18 +79,18 @@ export class LockRegistry {
   /** Wall-clock offset of the monotonic clock, taken once: grant times stay stable in the record. */
   private readonly epochOffset = Date.now() - monotonicMs();
   private readonly identityValue: string;
+  /** What Redis refuses now (reported once per change). */
+  private readonly refused = new Map<RegistryPart, string>();
 
   constructor(private readonly deps: LockRegistryDeps) {
     const { host, pid, app } = deps.identity;
     this.identityValue = JSON.stringify({ host, pid, app, since: Date.now() });
-    deps.onActivity(this.touch);
   }
 
   /** Stops the timer and removes this engine's record (before the connections close). */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.deps.onActivity(undefined);
     this.stopTimer();
     await this.running;
     // The record expires by itself: a Redis that is down or slow must not hold close() for long.
@@ -78,19 +98,23 @@ export class LockRegistry {
     if (this.recordWritten && up) await this.write({ op: 'drop' }, CLOSE_DROP_MS).catch(() => undefined);
   }
 
-  private readonly touch = (): void => {
+  /** The engine granted a lock or queued a waiter: the timer runs (again) until things are idle. */
+  touch(): void {
     this.idleTicks = 0;
     if (!this.timer && !this.closed) {
       this.timer = setInterval(() => void this.tick(), REGISTRY_SYNC_MS);
       this.timer.unref();
     }
-  };
+  }
 
   private tick(): Promise<void> {
     if (this.closed) return Promise.resolve();
     if (this.running) return this.running;
     // Nothing held or waited for here, and no record left in Redis: stop ticking soon.
     if (!this.recordWritten && this.deps.grants.size === 0 && this.deps.queues.size === 0) {
+      // A subscription asked for with a record that was never written (Redis frozen or down at the
+      // time) is dropped too: nothing held here that a notice could be about.
+      this.unlisten();
       if (++this.idleTicks >= IDLE_TICKS) this.stopTimer();
       return Promise.resolve();
     }
@@ -102,20 +126,28 @@ export class LockRegistry {
     const fields = this.snapshot();
     if (fields.size === 1) {
       // Only the identity: nothing held or waited for long enough to report.
-      if (!this.recordWritten) return;
+      if (!this.recordWritten) {
+        this.unlisten();
+        return;
+      }
       try {
         await this.write({ op: 'drop' });
         this.recordWritten = false;
         this.written.clear();
+        this.unlisten(); // nothing held here that a notice could be about
       } catch {
         // Redis trouble is reported by the connection events; the next tick tries again.
       }
       return;
     }
     // The subscription first: a holder that list() shows must hear its force-release notice (a notice
-    // published before the PSUBSCRIBE is active would be lost, and the holder would learn only at its
-    // next renewal). Should it fail, the record is written all the same.
-    await this.listen().catch(() => undefined);
+    // published before the SUBSCRIBE is active would be lost, and the holder would learn only at its
+    // next renewal). Should it fail, the record is written all the same: a refusal is reported
+    // (refusal event, Nest's log and health()), a lost connection by the connection events.
+    await this.listen().then(
+      () => this.report('force-release notices', undefined),
+      (err: unknown) => this.report('force-release notices', refusalOf(err), true),
+    );
     const full = this.needFull || monotonicMs() >= this.nextFullAt;
     const set: string[] = [];
     const removed: string[] = [];
@@ -130,10 +162,12 @@ export class LockRegistry {
         this.needFull = true;
         return;
       }
-    } catch {
+    } catch (err) {
+      this.report('lock registry', refusalOf(err), true);
       this.needFull = true; // the next tick writes the full record
       return;
     }
+    this.report('lock registry', undefined);
     this.written.clear();
     for (const [field, value] of fields) this.written.set(field, value);
     this.recordWritten = true;
@@ -183,11 +217,31 @@ export class LockRegistry {
   /** Subscribes once to this engine's force-release notices (with its first record, not on the lock path). */
   private listen(): Promise<void> {
     const { target, keys, engineId, onNotice } = this.deps;
-    this.listening ??= target.listen(keys.noticePattern(engineId), onNotice).catch((err: unknown) => {
+    const onRefused = (err: unknown): void => this.report('force-release notices', refusalOf(err), true);
+    this.listening ??= target.listen(keys.notice(engineId), onNotice, onRefused).catch((err: unknown) => {
       this.listening = undefined;
       throw err;
     });
     return this.listening;
+  }
+
+  /** Drops the notice subscription with the record (subscribed again with the next one). */
+  private unlisten(): void {
+    if (!this.listening) return;
+    this.listening = undefined;
+    this.deps.target.unlisten(this.deps.keys.notice(this.deps.engineId));
+  }
+
+  /**
+   * Reports a refusal of `part` (or that it works again) once per change. `failed` with no refusal
+   * (a lost connection, a timeout) changes nothing: the connection events report those.
+   */
+  private report(part: RegistryPart, refusal: string | undefined, failed = false): void {
+    if (failed && refusal === undefined) return;
+    if (this.refused.get(part) === refusal) return;
+    if (refusal === undefined) this.refused.delete(part);
+    else this.refused.set(part, refusal);
+    this.deps.onRefusal?.(part, refusal);
   }
 
   private stopTimer(): void {

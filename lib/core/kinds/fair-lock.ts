@@ -8,7 +8,7 @@ import type {
   RenewRequest,
   RenewResult,
 } from './lock-kind';
-import { RedisGateway } from '../redis/redis-gateway';
+import type { ScriptRunner } from '../redis/redis-gateway';
 import { renewInBatches } from './renew-batch';
 import { MUTEX_RELEASE } from './reentrant-mutex';
 import { defineScript } from '../redis/script-library';
@@ -76,7 +76,7 @@ export class FairLock implements LockKind {
   readonly directedWakeupSleepMs: number;
 
   constructor(
-    private readonly gateway: RedisGateway,
+    private readonly gateway: ScriptRunner,
     private readonly fenceTtlMs: number,
     private readonly waiterTtlMs: number,
     cohorts = false,

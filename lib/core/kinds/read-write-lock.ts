@@ -8,7 +8,7 @@ import type {
   RenewResult,
 } from './lock-kind';
 import type { LockOptions } from '../options/lock-options';
-import { RedisGateway } from '../redis/redis-gateway';
+import type { ScriptRunner } from '../redis/redis-gateway';
 import { defineScript } from '../redis/script-library';
 import {
   AttemptReply,
@@ -66,7 +66,7 @@ export class ReadWriteLock implements LockKind {
   readonly reentrant = true;
 
   constructor(
-    private readonly gateway: RedisGateway,
+    private readonly gateway: ScriptRunner,
     private readonly fenceTtlMs: number,
     private readonly markerTtlMs: number,
   ) {}

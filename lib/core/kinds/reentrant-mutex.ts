@@ -7,7 +7,7 @@ import {
   RenewRequest,
   RenewResult,
 } from './lock-kind';
-import { RedisGateway } from '../redis/redis-gateway';
+import type { ScriptRunner } from '../redis/redis-gateway';
 import { renewInBatches } from './renew-batch';
 import { defineScript } from '../redis/script-library';
 import {
@@ -43,7 +43,7 @@ export class ReentrantMutex implements LockKind {
   readonly cohorts = true;
 
   constructor(
-    private readonly gateway: RedisGateway,
+    private readonly gateway: ScriptRunner,
     private readonly fenceTtlMs: number,
   ) {}
 

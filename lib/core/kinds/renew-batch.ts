@@ -1,6 +1,5 @@
 import calculateSlot from 'cluster-key-slot';
-import { isCluster } from '../redis/redis-client';
-import { RedisGateway } from '../redis/redis-gateway';
+import type { ScriptRunner } from '../redis/redis-gateway';
 import { defineScript, LuaScript } from '../redis/script-library';
 import type { RenewRequest, RenewResult } from './lock-kind';
 import type { RenewReply } from './reply';
@@ -18,7 +17,7 @@ const CHUNK = 500;
  * topology allows.
  */
 export function renewInBatches(
-  gateway: RedisGateway,
+  gateway: ScriptRunner,
   requests: readonly RenewRequest[],
 ): Promise<RenewResult[]> {
   return renewPerSlot(gateway, RENEW, requests, (r) => [r.names.lock]);
@@ -30,14 +29,14 @@ export function renewInBatches(
  * owner, lease ms per request, and answers 1 renewed, 0 gone, -1 taken over per request.
  */
 export async function renewPerSlot(
-  gateway: RedisGateway,
+  gateway: ScriptRunner,
   script: LuaScript<RenewArgs, RenewReply>,
   requests: readonly RenewRequest[],
   keysOf: (request: RenewRequest) => string[],
 ): Promise<RenewResult[]> {
   const results: RenewResult[] = new Array(requests.length);
   const groups = new Map<number, number[]>();
-  const cluster = isCluster(gateway.client);
+  const cluster = gateway.cluster;
   requests.forEach((r, i) => {
     const group = cluster ? calculateSlot(r.names.lock) : 0;
     const list = groups.get(group) ?? [];

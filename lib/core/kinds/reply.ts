@@ -1,5 +1,5 @@
 import { LockUpgradeError, LockWrongTypeError } from '../errors';
-import type { RedisGateway, ScriptCall } from '../redis/redis-gateway';
+import type { ScriptCall, ScriptRunner } from '../redis/redis-gateway';
 import type { LuaScript } from '../redis/script-library';
 import type { AttemptRequest, AttemptResult, HoldRef, ReleaseResult } from './lock-kind';
 
@@ -87,34 +87,39 @@ export function queuedAttemptCall(
 
 /** Runs a per-hold release script on the lock's keys (lock, aux) and decodes its reply. */
 export async function releaseHold(
-  gateway: RedisGateway,
+  gateway: ScriptRunner,
   script: LuaScript<HoldReleaseArgs, HoldReleaseReply>,
   h: HoldRef,
 ): Promise<ReleaseResult>;
 export async function releaseHold(
-  gateway: RedisGateway,
+  gateway: ScriptRunner,
   script: LuaScript<MutexReleaseArgs, HoldReleaseReply>,
   h: HoldRef,
   alwaysPublish: '0' | '1',
 ): Promise<ReleaseResult>;
 export async function releaseHold(
-  gateway: RedisGateway,
+  gateway: ScriptRunner,
   script: LuaScript<HoldReleaseArgs, HoldReleaseReply> | LuaScript<MutexReleaseArgs, HoldReleaseReply>,
   h: HoldRef,
   alwaysPublish?: '0' | '1',
 ): Promise<ReleaseResult> {
-  const keys = [h.names.lock, h.names.aux];
-  const args: HoldReleaseArgs = [h.owner, h.holdId, h.names.channel, gateway.publishCommand];
-  const mutexArgs: MutexReleaseArgs = [
-    ...args,
-    alwaysPublish ?? '0',
-    h.yieldTo?.process ?? '',
-    h.yieldTo?.ms ?? 0,
-  ];
+  const { names } = h;
+  const args: (string | number)[] =
+    alwaysPublish === undefined
+      ? [h.owner, h.holdId, names.channel, gateway.publishCommand]
+      : [
+          h.owner,
+          h.holdId,
+          names.channel,
+          gateway.publishCommand,
+          alwaysPublish,
+          h.yieldTo?.process ?? '',
+          h.yieldTo?.ms ?? 0,
+        ];
   const reply = await gateway.run(
     script as LuaScript<(string | number)[], HoldReleaseReply>,
-    keys,
-    alwaysPublish === undefined ? args : mutexArgs,
+    [names.lock, names.aux],
+    args,
     { userKey: h.key },
   );
   return reply === 1 ? 'released' : reply === 2 ? 'still-held' : 'not-held';

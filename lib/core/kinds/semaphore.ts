@@ -8,7 +8,7 @@ import type {
   RenewResult,
 } from './lock-kind';
 import { ATTEMPT_MARGIN_MS } from '../waiting/with-deadline';
-import { RedisGateway } from '../redis/redis-gateway';
+import type { ScriptRunner } from '../redis/redis-gateway';
 import { defineScript } from '../redis/script-library';
 import {
   AttemptReply,
@@ -64,7 +64,7 @@ export class Semaphore implements LockKind {
   readonly reentrant = true;
 
   constructor(
-    private readonly gateway: RedisGateway,
+    private readonly gateway: ScriptRunner,
     private readonly fenceTtlMs: number,
     /** How long a permit reservation lives without a refresh (see waiterTtlMs). */
     private readonly reservationTtlMs: number,

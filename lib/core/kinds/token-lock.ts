@@ -7,7 +7,7 @@ import {
   RenewRequest,
   RenewResult,
 } from './lock-kind';
-import { RedisGateway } from '../redis/redis-gateway';
+import type { ScriptRunner } from '../redis/redis-gateway';
 import { renewInBatches } from './renew-batch';
 import { defineScript } from '../redis/script-library';
 import { AttemptReply, decodeAttemptReply, lateReplyAction, PublishCommand } from './reply';
@@ -32,7 +32,7 @@ export class TokenLock implements LockKind {
   readonly cohorts = true;
 
   constructor(
-    private readonly gateway: RedisGateway,
+    private readonly gateway: ScriptRunner,
     private readonly fenceTtlMs: number,
   ) {}
 

@@ -1,10 +1,10 @@
 import { LockServiceClosedError } from '../errors';
-import type { AcquisitionContext, AcquisitionIds } from '../engine/acquisition';
-import { AcquisitionWait } from '../engine/acquisition-wait';
-import { kindName } from '../engine/held-locks';
-import { monotonicMs, randomId } from '../engine/ids';
-import { LockGrant } from '../engine/lock-grant';
-import { GrantHandle } from '../engine/lock-handle';
+import type { AcquisitionContext } from '../engine/acquisition';
+import { kindOf } from '../kinds/kind-registry';
+import { monotonicMs } from '../engine/deadlines';
+import { randomId } from '../engine/lock-context';
+import { GrantHandle, LockGrant } from '../engine/lock-grant';
+import { Waiter } from '../waiting/waiter';
 import type { LockKind } from '../kinds/lock-kind';
 import type { LockOptions } from '../options/lock-options';
 import { ATTEMPT_MARGIN_MS } from '../waiting/with-deadline';
@@ -35,8 +35,9 @@ type Round =
  * holding part of a set, so no order of keys can deadlock.
  */
 export class MultiAcquisition {
-  private readonly ids: AcquisitionIds = { owner: randomId(), holdId: randomId() };
-  private readonly wait: AcquisitionWait;
+  private readonly ids = { owner: randomId(), holdId: randomId() };
+  private readonly wait: Waiter;
+  private readonly kindLabel: string;
   private busyKey?: string;
 
   constructor(
@@ -44,13 +45,18 @@ export class MultiAcquisition {
     private readonly locker: MultiKeyLocker,
     private readonly req: MultiAcquisitionRequest,
   ) {
-    this.wait = new AcquisitionWait(ctx, {
-      options: req.options,
-      waitMs: req.waitMs,
-      tryOnly: req.tryOnly,
-      kindLabel: kindName(req.kind, req.options),
-      owner: this.ids.owner,
-    });
+    this.kindLabel = kindOf(req.options).event;
+    this.wait = new Waiter(
+      ctx,
+      {
+        options: req.options,
+        waitMs: req.waitMs,
+        tryOnly: req.tryOnly,
+        kindLabel: this.kindLabel,
+        owner: this.ids.owner,
+      },
+      monotonicMs(),
+    );
   }
 
   /** Waits for every key: a handle, null (tryOnly, still busy), or a rejection. */
@@ -60,7 +66,7 @@ export class MultiAcquisition {
       let attemptNow = true;
       while (!this.wait.aborted()) {
         if (!attemptNow) {
-          const slept = await this.wait.sleep(false);
+          const slept = await this.wait.sleep();
           if (slept === 'timeout') return this.timedOut();
           if (slept === 'aborted') break;
         }
@@ -178,7 +184,7 @@ export class MultiAcquisition {
     const count = this.req.targets.length;
     return this.wait.timedOut(
       this.outcomeKey(),
-      (waited) =>
+      (waited: number) =>
         `held by another owner; it is one of ${count} keys asked for together ` +
         `(all or none), still busy after waiting ${Math.round(waited)} ms`,
     );

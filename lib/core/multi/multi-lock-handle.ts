@@ -1,4 +1,4 @@
-import { GrantHandle, type LockHandle } from '../engine/lock-handle';
+import { GrantHandle, type LockHandle } from '../engine/lock-grant';
 
 /** Several locks taken together (all or none) by one multi-key acquire. */
 export interface MultiLockHandle {

@@ -1,7 +1,6 @@
 import calculateSlot from 'cluster-key-slot';
 import { LockWrongTypeError } from '../errors';
-import { isCluster } from '../redis/redis-client';
-import type { RedisGateway } from '../redis/redis-gateway';
+import type { ScriptRunner } from '../redis/redis-gateway';
 import { defineScript } from '../redis/script-library';
 import type { GroupAttempt, GroupResult, MultiKeyLocker, MultiLockTarget } from './multi-key-locker';
 
@@ -19,12 +18,12 @@ const ACQUIRE = defineScript<
  */
 export class RedisMultiLocker implements MultiKeyLocker {
   constructor(
-    private readonly gateway: RedisGateway,
+    private readonly gateway: ScriptRunner,
     private readonly fenceTtlMs: number,
   ) {}
 
   groups(targets: readonly MultiLockTarget[]): MultiLockTarget[][] {
-    if (!isCluster(this.gateway.client)) return [[...targets]];
+    if (!this.gateway.cluster) return [[...targets]];
     const bySlot = new Map<number, MultiLockTarget[]>();
     for (const t of targets) {
       const slot = calculateSlot(t.names.lock);

@@ -6,8 +6,8 @@ import {
   DEFAULT_ENGINE_OPTIONS,
   ReplicaAckOptions,
 } from './lock-options';
-import { leaseDriftMs } from '../engine/lease-drift';
-import { snapshotOptions } from './lock-options-validation';
+import { leaseDriftMs } from '../engine/lock-grant';
+import { snapshotOptions } from './validation';
 import { assertDuration, describe } from './validation';
 
 // Every check runs before any Redis command, so bad input never costs a round trip or leaves state.

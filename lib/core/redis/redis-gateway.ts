@@ -1,30 +1,57 @@
 import { printable, quoteKey } from '../options/validation';
 import { LockPermissionError, LockRedisError } from '../errors';
-import { retryDuringFailover, ridesOutFailover } from '../topology/failover-retry';
-import { RedisClient } from './redis-client';
+import { deadlines, type Deadline } from '../engine/deadlines';
+import { isFailoverError, ridesOutFailover } from '../topology/failover-retry';
+import { isCluster, RedisClient } from './redis-client';
 import { fatalConnectionError } from './redis-connection';
 import { LuaScript, ScriptArg } from './script-library';
-import { CommandDeadlines } from './command-deadlines';
 
 /**
- * Runs the library's Lua scripts on one Redis (or Cluster): EVALSHA first, EVAL once on NOSCRIPT
- * (after SCRIPT FLUSH or a failover), every call bounded by `commandTimeoutMs`, every failure a
- * LockRedisError that names the key and keeps the Redis error as `cause`.
+ * What the lock kinds need of the door: run a script, the publish command their release scripts
+ * use, and whether the keys spread over a Cluster's slots. RedisGateway is the one on Redis; the
+ * testing module's in-memory backend runs TypeScript ports of the same scripts behind it.
  */
-export class RedisGateway {
+export interface ScriptRunner {
+  /** PUBLISH, or SPUBLISH on a Redis 7 Cluster (sharded pub/sub). */
+  readonly publishCommand: 'PUBLISH' | 'SPUBLISH';
+  /** True on a Cluster: one script call may only touch keys of one slot. */
+  readonly cluster: boolean;
+  run<Args extends readonly ScriptArg[], Reply>(
+    script: LuaScript<Args, Reply>,
+    keys: readonly string[],
+    args: Args,
+    call?: ScriptCall<Reply>,
+  ): Promise<Reply>;
+}
+
+/** Work that must be done before scripts run (see RedisGateway.beforeScripts). */
+interface Gate {
+  /** Resolves true when done for good; false or a rejection: tried again before the next script. */
+  readonly run: () => Promise<boolean>;
+  /** A blocking gate's failure fails the script (and a LockPermissionError fails every later one). */
+  readonly blocking: boolean;
+  /** The LockPermissionError of a blocking gate: every script fails with it from then on. */
+  refused?: LockPermissionError;
+}
+
+/**
+ * The door to one Redis (or Cluster): runs the library's Lua scripts, EVALSHA first and EVAL once on
+ * NOSCRIPT (after SCRIPT FLUSH or a failover), behind one gate (work that must come first: the ACL
+ * check, the Cluster's publish command), every call bounded by `commandTimeoutMs` on the process' one
+ * deadline timer, every failure a LockRedisError that names the key and keeps the Redis error as
+ * `cause`.
+ */
+export class RedisGateway implements ScriptRunner {
   /** Wake-ups go out with SPUBLISH on a Redis 7 Cluster (sharded pub/sub), PUBLISH otherwise. */
   publishCommand: 'PUBLISH' | 'SPUBLISH' = 'PUBLISH';
 
-  /** Work that must finish before the next script runs; kept until it reports success. */
-  private preflight?: () => Promise<boolean>;
-  private preflightRun?: Promise<void>;
-  /** Checked once before the first script (the ACL check); a LockPermissionError sticks. */
-  private permissionCheck?: () => Promise<void>;
-  private permissionsChecked?: Promise<void>;
+  /** Work that must be done before the next script; a gate leaves once it reports success. */
+  private readonly gates: Gate[] = [];
+  /** The gates' run in progress, shared by every script waiting for it. */
+  private gating?: Promise<void>;
   /** Cluster and Sentinel: failover errors are retried until the command's deadline. */
-  private readonly ridesOutFailover: boolean;
-  /** Every script call's deadline, on one timer (not one per call). */
-  private readonly deadlines = new CommandDeadlines();
+  readonly ridesOutFailover: boolean;
+  readonly cluster: boolean;
 
   /** Script calls sent and not yet answered (see `batchWhenBusy`). */
   private inFlight = 0;
@@ -42,27 +69,21 @@ export class RedisGateway {
     private readonly batchWhenBusy = false,
   ) {
     this.ridesOutFailover = ridesOutFailover(client);
+    this.cluster = isCluster(client);
   }
 
   /**
-   * Runs `task` before the next script (e.g. choosing the publish command once the server version
-   * is known). A task that resolves false or rejects is tried again before the following script;
-   * the script itself runs either way.
+   * Runs `run` before the next script, in the order gates were added, until it resolves true. A
+   * `blocking` gate (the ACL check) holds scripts until it passes: its failure fails the script, and
+   * a LockPermissionError fails every later one the same way (the user lacks what the scripts need,
+   * so running them could leave half-written keys). A non-blocking gate (choosing the Cluster's
+   * publish command) that fails is tried again before the next script, which runs either way. A
+   * blocking gate on a client that is connected already (passed in by the user) runs at once.
    */
-  beforeNextScript(task: () => Promise<boolean>): void {
-    this.preflight = task;
-  }
-
-  /**
-   * Runs `check` before the first script: until it resolves no script runs. A LockPermissionError
-   * fails every later script the same way (the user lacks what the scripts need, so running them
-   * could leave half-written keys); any other failure is retried before the next script.
-   */
-  checkBeforeFirstScript(check: () => Promise<void>): void {
-    this.permissionCheck = check;
-    // A client that is connected already (passed in by the user) is checked at once, when the
-    // engine starts; one we open lazily is checked at its first use.
-    if (this.client.status === 'ready') this.runPermissionCheck().catch(() => undefined);
+  beforeScripts(run: () => Promise<boolean>, blocking: boolean): void {
+    this.gates.push({ run, blocking });
+    // Reported by the first script that waits for it.
+    if (blocking && this.client.status === 'ready') this.passGates().catch(() => undefined);
   }
 
   /**
@@ -70,57 +91,30 @@ export class RedisGateway {
    * whose wait ends sooner must not be held by a hanging Redis). A reply that arrives after the
    * timeout goes to `onLateReply` instead of being lost (e.g. to undo a late grant).
    */
-  async run<Args extends readonly ScriptArg[], Reply>(
+  run<Args extends readonly ScriptArg[], Reply>(
     script: LuaScript<Args, Reply>,
-    keys: string[],
+    keys: readonly string[],
     args: Args,
-    { userKey, onLateReply, timeoutMs = this.commandTimeoutMs }: ScriptCall<Reply> = {},
+    call?: ScriptCall<Reply>,
   ): Promise<Reply> {
-    let timedOut = false;
-    const call = (
-      this.ridesOutFailover
-        ? retryDuringFailover(
-            () => this.evalWithReload(script, keys, args),
-            () => timedOut,
-          )
-        : this.evalWithReload(script, keys, args)
-    ) as Promise<Reply>;
-    if (onLateReply) {
-      call.then(
-        (reply) => {
-          if (timedOut) onLateReply(reply);
-        },
-        () => undefined, // the error is reported through the deadline race, or was already a timeout
-      );
-    }
-    const limit = Math.max(1, Math.min(timeoutMs, this.commandTimeoutMs));
-    try {
-      return await this.deadlines.race(call, limit, () => {
-        timedOut = true;
-        return new LockRedisError(
-          `Redis did not answer ${script.name} within ${limit} ms` +
-            (userKey === undefined ? '' : ` for lock ${quoteKey(userKey)}`),
-          userKey,
-        );
-      });
-    } catch (err) {
-      // A connection that gave up for good (credentials, certificate) says why, not "closed".
-      const fatal = fatalConnectionError(this.client);
-      throw toLockRedisError(
-        fatal ? withKey(fatal, userKey) : (permissionError(err) ?? err),
-        script.name,
-        userKey,
-      );
-    }
+    const limit = Math.max(1, Math.min(call?.timeoutMs ?? this.commandTimeoutMs, this.commandTimeoutMs));
+    return new Promise<Reply>((resolve, reject) => {
+      new PendingScript(
+        this,
+        script as unknown as LuaScript,
+        keys,
+        args,
+        call,
+        limit,
+        resolve,
+        reject,
+      ).start();
+    });
   }
 
-  private async evalWithReload(
-    script: LuaScript<readonly ScriptArg[], unknown>,
-    keys: string[],
-    args: readonly ScriptArg[],
-  ): Promise<unknown> {
-    if (this.preflight) await this.runPreflight();
-    if (this.permissionCheck) await this.runPermissionCheck();
+  /** @internal One script call on the wire (PendingScript): EVALSHA, EVAL after NOSCRIPT. */
+  dispatch(pending: PendingScript<unknown>, reload: boolean): Promise<unknown> {
+    const { script, keys, args } = pending;
     if (this.batchWhenBusy) {
       // An ioredis pipeline answers all of its calls at once, when the last one is answered: beyond
       // MAX_BATCHED calls in flight (a burst of thousands), calls go out one by one again.
@@ -128,43 +122,57 @@ export class RedisGateway {
       (this.client.options as { enableAutoPipelining?: boolean }).enableAutoPipelining =
         this.inFlight > 0 && this.inFlight < MAX_BATCHED && !UNBATCHED_SCRIPTS.has(script.name);
     }
-    this.inFlight++;
-    try {
-      return await this.client.evalsha(script.sha, keys.length, ...keys, ...args);
-    } catch (err) {
-      if (!isNoScript(err)) throw err;
-      // EVAL both runs and caches the script, so the next EVALSHA hits again.
-      return await this.client.eval(script.source, keys.length, ...keys, ...args);
-    } finally {
-      this.inFlight--;
+    this.inFlight++; // until answered()
+    // ioredis flattens array arguments itself: keys and args go as they are, not copied by a spread.
+    const client = this.client as unknown as RawCommands;
+    if (pending.readOnly) {
+      return reload
+        ? client.call('EVAL_RO', script.source, keys.length, keys, args)
+        : client.call('EVALSHA_RO', script.sha, keys.length, keys, args);
     }
+    return reload
+      ? client.eval(script.source, keys.length, keys, args)
+      : client.evalsha(script.sha, keys.length, keys, args);
   }
 
-  private runPermissionCheck(): Promise<void> {
-    const check = this.permissionCheck!;
-    this.permissionsChecked ??= check().then(
-      () => {
-        if (this.permissionCheck === check) this.permissionCheck = undefined;
-      },
-      (err: unknown) => {
-        if (!(err instanceof LockPermissionError)) this.permissionsChecked = undefined;
-        throw err;
-      },
+  /** @internal The error a failed script call rejects with: a LockRedisError that names the key. */
+  failure(err: unknown, scriptName: string, userKey?: string): LockRedisError {
+    // A connection that gave up for good (credentials, certificate) says why, not "closed".
+    const fatal = fatalConnectionError(this.client);
+    return toLockRedisError(
+      fatal ? withKey(fatal, userKey) : (permissionError(err) ?? err),
+      scriptName,
+      userKey,
     );
-    return this.permissionsChecked;
   }
 
-  private runPreflight(): Promise<void> {
-    const task = this.preflight!;
-    this.preflightRun ??= task()
-      .then(
-        (done) => {
-          if (done && this.preflight === task) this.preflight = undefined;
-        },
-        () => undefined,
-      )
-      .finally(() => (this.preflightRun = undefined));
-    return this.preflightRun;
+  /** @internal Scripts wait for the gates while any is left. */
+  get gated(): boolean {
+    return this.gates.length > 0;
+  }
+
+  /** @internal */
+  answered(): void {
+    this.inFlight--;
+  }
+
+  /** @internal Runs the gates once for every script waiting on them. */
+  passGates(): Promise<void> {
+    this.gating ??= (async () => {
+      for (const gate of [...this.gates]) {
+        if (gate.refused) throw gate.refused;
+        let done = false;
+        try {
+          done = await gate.run();
+        } catch (err) {
+          if (!gate.blocking) continue;
+          if (err instanceof LockPermissionError) gate.refused = err;
+          throw err;
+        }
+        if (done) this.gates.splice(this.gates.indexOf(gate), 1);
+      }
+    })().finally(() => (this.gating = undefined));
+    return this.gating;
   }
 }
 
@@ -186,12 +194,121 @@ function withKey(fatal: LockRedisError, userKey?: string): LockRedisError {
 }
 /** How one script call is reported and bounded. */
 export interface ScriptCall<Reply> {
+  /** EVALSHA_RO / EVAL_RO (Redis 7): the script reads only (the ACL check). */
+  readonly readOnly?: boolean;
+  /** Runs before the gates have passed: only for a gate's own script (the ACL check). */
+  readonly ungated?: boolean;
   /** The user's lock key, named in errors. */
   readonly userKey?: string;
   /** Gets a reply that arrived after the deadline (e.g. to undo a late grant). */
   readonly onLateReply?: (reply: Reply) => void;
   /** Settle within this when shorter than the command timeout. */
   readonly timeoutMs?: number;
+}
+
+/** The ioredis commands the door sends, with the array arguments ioredis flattens (its types do not say so). */
+interface RawCommands {
+  evalsha(...args: unknown[]): Promise<unknown>;
+  eval(...args: unknown[]): Promise<unknown>;
+  call(...args: unknown[]): Promise<unknown>;
+}
+
+/** Pause between retries of a script during a failover (ioredis' own retryDelayOnFailover). */
+const FAILOVER_RETRY_MS = 100;
+
+/**
+ * One script call, from the gates to its answer: its deadline on the process' one timer, EVAL once
+ * after NOSCRIPT, retries during a Cluster or Sentinel failover until the deadline (every script of
+ * the library is safe to run twice: grants are keyed by owner and hold id, releases and renewals are
+ * owner-checked and per hold), and a late reply handed to `onLateReply`. One object per call, so the
+ * uncontended path allocates little.
+ */
+class PendingScript<Reply> implements Deadline {
+  at: number;
+  slot = -1;
+  private timedOut = false;
+  private reloaded = false;
+  readonly readOnly: boolean;
+
+  constructor(
+    private readonly gateway: RedisGateway,
+    readonly script: LuaScript,
+    readonly keys: readonly string[],
+    readonly args: readonly ScriptArg[],
+    private readonly call: ScriptCall<Reply> | undefined,
+    private readonly limit: number,
+    private readonly resolve: (reply: Reply) => void,
+    private readonly reject: (err: unknown) => void,
+  ) {
+    this.at = performance.now() + limit;
+    this.readOnly = call?.readOnly === true;
+  }
+
+  start(): void {
+    deadlines.schedule(this);
+    this.send();
+  }
+
+  /** Runs after the deadline: the caller hears a timeout now, a late reply goes to onLateReply. */
+  expire(): void {
+    this.timedOut = true;
+    const userKey = this.call?.userKey;
+    this.reject(
+      new LockRedisError(
+        `Redis did not answer ${this.script.name} within ${this.limit} ms` +
+          (userKey === undefined ? '' : ` for lock ${quoteKey(userKey)}`),
+        userKey,
+      ),
+    );
+  }
+
+  private send(): void {
+    if (this.gateway.gated && this.call?.ungated !== true) {
+      this.gateway.passGates().then(
+        () => this.dispatch(),
+        (err: unknown) => this.failed(err),
+      );
+    } else {
+      this.dispatch();
+    }
+  }
+
+  private dispatch(): void {
+    if (this.timedOut) return;
+    this.gateway.dispatch(this as PendingScript<unknown>, this.reloaded).then(
+      (reply) => this.replied(reply as Reply),
+      (err: unknown) => this.errored(err),
+    );
+  }
+
+  private replied(reply: Reply): void {
+    this.gateway.answered();
+    if (this.slot < 0) {
+      if (this.timedOut) this.call?.onLateReply?.(reply);
+      return;
+    }
+    deadlines.remove(this);
+    this.resolve(reply);
+  }
+
+  private errored(err: unknown): void {
+    this.gateway.answered();
+    if (!this.reloaded && isNoScript(err)) {
+      // EVAL both runs and caches the script, so the next EVALSHA hits again.
+      this.reloaded = true;
+      this.dispatch();
+    } else if (this.gateway.ridesOutFailover && isFailoverError(err) && !this.timedOut) {
+      setTimeout(() => this.send(), FAILOVER_RETRY_MS).unref();
+    } else {
+      this.failed(err);
+    }
+  }
+
+  private failed(err: unknown): void {
+    if (this.slot < 0) return; // timed out already: the caller heard that
+    deadlines.remove(this);
+    this.reject(this.gateway.failure(err, this.script.name, this.call?.userKey));
+  }
 }
 
 /** In-flight script calls up to which a new call joins the tick's batch (see RedisGateway.batchWhenBusy). */

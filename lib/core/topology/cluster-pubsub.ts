@@ -18,7 +18,7 @@ export function hasShardedPubSub(infoServer: string): boolean {
  * PUBLISH (which every version delivers) and is asked again before the next script.
  */
 export function chooseClusterPublish(cluster: Cluster, gateway: RedisGateway, timeoutMs: number): void {
-  gateway.beforeNextScript(async () => {
+  gateway.beforeScripts(async () => {
     const info = await withDeadline(
       cluster.info('server'),
       timeoutMs,
@@ -26,5 +26,5 @@ export function chooseClusterPublish(cluster: Cluster, gateway: RedisGateway, ti
     );
     gateway.publishCommand = hasShardedPubSub(info) ? 'SPUBLISH' : 'PUBLISH';
     return true;
-  });
+  }, false);
 }

@@ -9,9 +9,6 @@ import { isCluster, RedisClient } from '../redis/redis-client';
 const FAILOVER_ERROR =
   /^(?:CLUSTERDOWN|TRYAGAIN|MASTERDOWN|LOADING|READONLY)\b|Connection is closed|Too many Cluster redirections|max retries per request|ECONNREFUSED|ECONNRESET|EPIPE|None of startup nodes|Cluster isn't ready|Stream isn't writeable/i;
 
-/** Pause between retries (ioredis' own retryDelayOnFailover). */
-const RETRY_DELAY_MS = 100;
-
 /** True when `err` is one of the transient failover / resharding errors. */
 export function isFailoverError(err: unknown): boolean {
   return err instanceof Error && FAILOVER_ERROR.test(err.message);
@@ -24,21 +21,4 @@ export function isFailoverError(err: unknown): boolean {
  */
 export function ridesOutFailover(client: RedisClient): boolean {
   return isCluster(client) || Boolean((client as Redis).options?.sentinels?.length);
-}
-
-/**
- * Runs `attempt` again after failover errors until `expired()` says the caller's deadline passed.
- * Every script of the library is safe to run twice: grants are keyed by owner and hold id (a second
- * run re-enters the same hold), releases and renewals are owner-checked and per hold.
- */
-export async function retryDuringFailover<T>(attempt: () => Promise<T>, expired: () => boolean): Promise<T> {
-  for (;;) {
-    try {
-      return await attempt();
-    } catch (err) {
-      if (!isFailoverError(err) || expired()) throw err;
-      await new Promise((resolve) => setTimeout(resolve, RETRY_DELAY_MS).unref());
-      if (expired()) throw err;
-    }
-  }
 }

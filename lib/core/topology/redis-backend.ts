@@ -35,13 +35,12 @@ export class RedisBackend implements LockBackend {
   ) {
     this.gateway = new RedisGateway(connection.client, options.commandTimeoutMs, connection.owned);
     const client = connection.client;
-    // The user's ACL is checked before the first script, so a missing command is a clear error
-    // instead of a script that fails half-way (a key written without its TTL).
-    this.gateway.checkBeforeFirstScript(() =>
-      checkPermissions(client, options.keyPrefix, this.gateway.publishCommand),
-    );
+    // The publish command first: the ACL check asks for the one the scripts will use.
     if (isCluster(client))
       chooseClusterPublish(client, this.gateway, Math.ceil(options.commandTimeoutMs / 2));
+    // The user's ACL is checked before the first script, so a missing command is a clear error
+    // instead of a script that fails half-way (a key written without its TTL).
+    this.gateway.beforeScripts(() => checkPermissions(this.gateway, options.keyPrefix), true);
     this.hub = new WakeupHub(
       () => duplicateForSubscriber(connection.client),
       () => this.gateway.publishCommand === 'SPUBLISH',
@@ -72,7 +71,8 @@ export class RedisBackend implements LockBackend {
     this.inspection = {
       gateways: [this.gateway],
       quorum: 1,
-      listen: (pattern, listener) => this.hub.listen(pattern, listener),
+      listen: (channel, listener, onRefused) => this.hub.listen(channel, listener, onRefused),
+      unlisten: (channel) => this.hub.unlisten(channel),
     };
   }
 

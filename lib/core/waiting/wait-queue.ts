@@ -1,10 +1,4 @@
-/** A waiter that can take a lock handed over locally; `accepts` and `receive` are synchronous. */
-export interface HandoffTarget<G = unknown, H = unknown> {
-  /** Whether this waiter takes `grant`'s lock now (same kind and lease mode, still waiting). */
-  accepts(grant: G): boolean;
-  /** Gives the waiter its handle; the waiter must take it (or release it) at its next step. */
-  receive(handle: H): void;
-}
+import type { Waiter } from './waiter';
 
 /**
  * Local FIFO of the waiters of one process on one lock. For exclusive kinds only the head waiter
@@ -15,12 +9,12 @@ export interface HandoffTarget<G = unknown, H = unknown> {
  */
 export class LocalWaitQueues {
   private readonly queues = new Map<string, KeyQueue>();
-  /** Called when a waiter joins a queue (the inspection registry starts its timer). */
-  onEnter?: () => void;
 
   constructor(
     /** Waiters one process may queue on one lock; callers beyond it are refused at once. */
     readonly maxWaitersPerKey = Infinity,
+    /** Called when a waiter joins a queue (the engine's registry keeps its timer running). */
+    private readonly onEnter?: () => void,
   ) {}
 
   /** True when `lockName` already has `maxWaitersPerKey` local waiters: a new caller is refused. */
@@ -36,7 +30,7 @@ export class LocalWaitQueues {
       this.queues.set(lockName, queue);
     }
     this.onEnter?.();
-    const ticket = new Ticket(exclusive, (t, acquired) => this.remove(lockName, t, acquired));
+    const ticket = new Ticket(exclusive, this, lockName);
     queue.push(ticket);
     if (queue.length === 1 || !exclusive) ticket.promote(true);
     return ticket;
@@ -54,7 +48,7 @@ export class LocalWaitQueues {
 
   /** This process stopped holding `lockName` (released for real or lost): the head may attempt now. */
   notifyFree(lockName: string): void {
-    this.head(lockName)?.onFree?.();
+    this.head(lockName)?.waiter?.wake();
   }
 
   /** Number of locks with local waiters (for metrics and leak tests). */
@@ -67,7 +61,8 @@ export class LocalWaitQueues {
     for (const [lockName, queue] of this.queues) yield [lockName, queue.length];
   }
 
-  private remove(lockName: string, ticket: Ticket, acquired: boolean): void {
+  /** @internal Takes `ticket` out of its queue (Ticket.leave). */
+  remove(lockName: string, ticket: Ticket, acquired: boolean): void {
     const queue = this.queues.get(lockName);
     if (!queue) return;
     const wasHead = queue.first === ticket;
@@ -116,10 +111,8 @@ export class Ticket {
   private head = false;
   private attemptNow = false;
   private onTurn?: () => void;
-  /** Set by the waiting acquisition: takes a lock handed over by a local holder (cohorts). */
-  handoff?: HandoffTarget;
-  /** Set by the waiting acquisition: the lock is free of local holders now. */
-  onFree?: () => void;
+  /** The waiter holding this place, when it takes hand-offs from a local holder (cohort kinds). */
+  waiter?: Waiter;
   /** @internal Links of the queue's list. */
   prev?: Ticket;
   /** @internal */
@@ -129,7 +122,8 @@ export class Ticket {
 
   constructor(
     readonly exclusive: boolean,
-    private readonly onLeave: (ticket: Ticket, acquired: boolean) => void,
+    private readonly queues: LocalWaitQueues,
+    private readonly lockName: string,
   ) {}
 
   /** True while this ticket may attempt. */
@@ -165,9 +159,8 @@ export class Ticket {
   /** Leaves the queue; `acquired` tells the next head whether the lock was just taken. */
   leave(acquired: boolean): void {
     this.onTurn = undefined;
-    this.handoff = undefined;
-    this.onFree = undefined;
-    this.onLeave(this, acquired);
+    this.waiter = undefined;
+    this.queues.remove(this.lockName, this, acquired);
   }
 
   /** @internal Makes this ticket the head. */

@@ -11,8 +11,8 @@ import { withDeadline } from './with-deadline';
 export class WakeupHub {
   private subscribers?: RedisClient[];
   private readonly channels = new Map<string, ChannelState>();
-  /** Engine-level listeners (force-release notices) by pattern: not waiters, not in channelCount. */
-  private readonly patterns = new Map<string, (message: string) => void>();
+  /** Engine-level listeners (force-release notices) by channel: not waiters, not in channelCount. */
+  private readonly patterns = new Map<string, Listener>();
   private closed = false;
 
   constructor(
@@ -40,15 +40,35 @@ export class WakeupHub {
   }
 
   /**
-   * Listens on `pattern` (PSUBSCRIBE) until close(): the engine's force-release notices. Pattern
-   * subscriptions are never sharded, so a notice PUBLISHed on any Cluster node arrives; they are kept
-   * apart from the wake-up channels (channelCount and PUBSUB CHANNELS list only those).
+   * Listens on `channel` until unlisten() or close(): the engine's force-release notices. A plain
+   * SUBSCRIBE of one exact channel, never sharded (a notice PUBLISHed on any Cluster node arrives),
+   * and never a PSUBSCRIBE: Redis 7 matches a PSUBSCRIBE pattern literally against the user's channel
+   * rules, so the documented `&lock:*` would refuse it (issue 25). Kept apart from the wake-up
+   * channels (channelCount counts only those). Rejects when Redis refuses the subscription (ACL);
+   * `onRefused` hears a refusal of a resubscription after a reconnect.
    */
-  async listen(pattern: string, listener: (message: string) => void): Promise<void> {
-    if (this.closed || this.patterns.has(pattern)) return;
-    this.patterns.set(pattern, listener);
-    const all = Promise.allSettled(this.connections().map((sub) => sub.psubscribe(pattern)));
-    await withDeadline(all, this.readyTimeoutMs);
+  async listen(
+    channel: string,
+    listener: (message: string) => void,
+    onRefused?: (error: unknown) => void,
+  ): Promise<void> {
+    if (this.closed || this.patterns.has(channel)) return;
+    this.patterns.set(channel, { listener, onRefused });
+    const all = Promise.allSettled(this.connections().map((sub) => sub.subscribe(channel)));
+    const settled = await withDeadline(all, this.readyTimeoutMs);
+    const refused = settled?.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    if (refused && settled!.every((s) => s.status === 'rejected')) {
+      this.patterns.delete(channel); // asked again by the caller
+      throw refused.reason;
+    }
+  }
+
+  /** Stops listening on `channel` (the engine holds nothing a notice could be about). */
+  unlisten(channel: string): void {
+    if (!this.patterns.delete(channel) || !this.subscribers || this.closed) return;
+    for (const sub of this.subscribers) {
+      sub.unsubscribe(channel).catch(() => undefined); // a dead connection has no subscription left
+    }
   }
 
   /**
@@ -82,7 +102,6 @@ export class WakeupHub {
       subs.map((sub) => {
         sub.removeAllListeners('message');
         sub.removeAllListeners('smessage');
-        sub.removeAllListeners('pmessage');
         return closeConnection(sub);
       }),
     );
@@ -127,7 +146,9 @@ export class WakeupHub {
       for (const [channel, state] of this.channels) {
         (state.sharded ? sub.ssubscribe(channel) : sub.subscribe(channel)).catch(ignore);
       }
-      for (const pattern of this.patterns.keys()) sub.psubscribe(pattern).catch(ignore);
+      for (const [channel, { onRefused }] of this.patterns) {
+        sub.subscribe(channel).catch((error: unknown) => onRefused?.(error));
+      }
     });
   }
 
@@ -135,19 +156,25 @@ export class WakeupHub {
     if (!this.subscribers) {
       const created = this.createSubscriber();
       this.subscribers = Array.isArray(created) ? created : [created];
-      const onMessage = (channel: string, message: string) => this.notify(channel, message);
+      const onMessage = (channel: string, message: string) => {
+        const notices = this.patterns.get(channel);
+        if (notices) notices.listener(message);
+        else this.notify(channel, message);
+      };
       for (const sub of this.subscribers) {
         sub.on('message', onMessage);
         sub.on('smessage', onMessage);
-        sub.on('pmessage', (pattern: string, _channel: string, message: string) =>
-          this.patterns.get(pattern)?.(message),
-        );
         sub.on('error', () => undefined); // reconnects are ioredis' job; waiters fall back to polling meanwhile
         if (!isCluster(sub)) this.resubscribeOnReconnect(sub);
       }
     }
     return this.subscribers;
   }
+}
+
+interface Listener {
+  listener: (message: string) => void;
+  onRefused?: (error: unknown) => void;
 }
 
 interface ChannelState {

@@ -9,7 +9,12 @@ import {
   prepareLockOptions,
 } from '../../core';
 import { DISTRIBUTED_LOCK_METADATA } from '../distributed-lock.constants';
-import { methodName, NOT_INITIALISED_MESSAGE, notAMethodMessage } from '../distributed-lock.messages';
+import {
+  methodName,
+  moduleMissingMessage,
+  NOT_INITIALISED_MESSAGE,
+  notAMethodMessage,
+} from '../distributed-lock.messages';
 import { DistributedLockService } from '../distributed-lock.service';
 import type { DistributedLockOptions } from '../interfaces';
 import { compileLockKey, LockKeyBuilder } from '../lock-key-template';
@@ -66,9 +71,46 @@ export function DistributedLock<Args extends unknown[] = any[]>(
     // first and this one passes (one translation per call).
     UseInterceptors(DistributedLockTransportInterceptor)(target, propertyKey, { value: wrapper });
     Reflect.defineMetadata(DISTRIBUTED_LOCK_METADATA, options, wrapper);
+    checkAtBootstrap(target, String(propertyKey));
     descriptor.value = wrapper as unknown as typeof descriptor.value;
     return descriptor;
   };
+}
+
+/** Decorated method names per prototype whose onApplicationBootstrap checks for a lock service. */
+const checkedMethods = new WeakMap<object, string[]>();
+
+/**
+ * The start-up check for an app that never imports DistributedLockModule (issue 25): then nothing of
+ * this library is in the app (LockServiceBinder, which names a module that sees no service, is a
+ * provider of that module), so the check rides on the decorated class itself. At decoration time the
+ * prototype's onApplicationBootstrap (the class's own or inherited one, kept and called after) is
+ * wrapped: Nest calls it on every instance it built, controllers and providers alike, after every
+ * onModuleInit (so after LockServiceBinder bound useFactory / useValue instances and after Nest
+ * injected the service into class providers). An instance with no lock service by then can never
+ * lock, and app.init() fails naming class and methods, instead of the first call failing at 3 a.m.
+ * Per instance, so two apps in one process are checked apart; a class never instantiated by Nest
+ * (or built with `new`) is never checked; request-scoped and transient instances get no hook.
+ */
+function checkAtBootstrap(target: object, method: string): void {
+  const methods = checkedMethods.get(target);
+  if (methods) {
+    methods.push(method);
+    return;
+  }
+  const names = [method];
+  checkedMethods.set(target, names);
+  const own = target as { onApplicationBootstrap?: (...args: unknown[]) => unknown };
+  const previous = own.onApplicationBootstrap;
+  Object.defineProperty(target, 'onApplicationBootstrap', {
+    configurable: true,
+    writable: true,
+    enumerable: false,
+    value: function onApplicationBootstrap(this: object, ...args: unknown[]): unknown {
+      if (!lockServiceOf(this)) throw new Error(moduleMissingMessage(this.constructor.name, names));
+      return previous?.apply(this, args);
+    },
+  });
 }
 
 function serviceOf(thisArg: unknown): LockServiceApi {

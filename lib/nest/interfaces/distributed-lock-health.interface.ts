@@ -8,6 +8,11 @@ export interface DistributedLockHealth {
   held: number;
   /** Locks this service has local waiters for now. */
   waiting: number;
+  /**
+   * What Redis refuses this service (an ACL without the inspection commands of docs/SECURITY.md),
+   * e.g. `force-release notices: NOPERM …`. Locks still work, so the status stays `up`.
+   */
+  refused?: string[];
   /** Why the status is `down`. */
   error?: string;
 }

@@ -72,8 +72,12 @@ describe('without the optional peers installed', () => {
       '@nestjs/terminus',
       '@nestjs/websockets',
       '@opentelemetry/api',
+      '@prisma/client',
+      'drizzle-orm',
       'graphql',
+      'knex',
       'prom-client',
+      'typeorm',
     ]);
     expect(report.attemptsAtLoad).toEqual([]);
     for (const entry of [
@@ -95,5 +99,25 @@ describe('without the optional peers installed', () => {
       extensions: { code: 'LOCKED', retryAfterMs: 1500 },
     });
     expect(report.transports.rpc.thrown).toMatch(/^OptionalPeerMissingError: .*"@nestjs\/microservices"/);
+  });
+
+  it('loads nestjs-distributed-lock/fencing in plain Node without Nest or the ORMs, and writes fenced', async () => {
+    fs.copyFileSync(path.join(__dirname, 'fencing-entry.child.cjs'), path.join(dir, 'fencing-child.cjs'));
+    const { stdout } = await run(
+      process.execPath,
+      ['-r', path.join(SUPPORT, 'block-optional-peers.cjs'), path.join(dir, 'fencing-child.cjs')],
+      {
+        cwd: dir,
+        env: { ...process.env, NODE_PATH: path.join(ROOT, 'node_modules'), REDIS_URL: server.url },
+      },
+    );
+    const report = JSON.parse(stdout);
+    expect(report.attemptsAtLoad).toEqual([]);
+    expect(report.names).toBeGreaterThan(10);
+    expect(report.stale).toBe('StaleFenceError true');
+    expect(report.value).toBe('v1');
+    expect(report.sql).toMatch(/^UPDATE "t" SET "a" = \$1, "lock_fence" = \$2/);
+    expect(report.drizzle).toMatch(/^OptionalPeerMissingError: .*"drizzle-orm"/);
+    expect(report.nest).toMatch(/Cannot find (module|package) '@nestjs\//);
   });
 });

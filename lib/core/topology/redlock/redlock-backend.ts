@@ -75,7 +75,8 @@ export class RedlockBackend implements LockBackend {
     this.inspection = {
       gateways: this.gateways,
       quorum: quorumOf(this.gateways.length),
-      listen: (pattern, listener) => this.hub.listen(pattern, listener),
+      listen: (channel, listener, onRefused) => this.hub.listen(channel, listener, onRefused),
+      unlisten: (channel) => this.hub.unlisten(channel),
     };
   }
 

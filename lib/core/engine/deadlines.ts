@@ -1,0 +1,145 @@
+/** Monotonic milliseconds: lease, wait and deadline arithmetic never follows wall-clock jumps. */
+export function monotonicMs(): number {
+  return performance.now();
+}
+
+/**
+ * Something that must happen at a monotonic time unless it is removed first: a command's timeout,
+ * a fixed lease's local end, `maxHoldMs`, a watchdog lease that no renewal came back for.
+ */
+export interface Deadline {
+  /** Monotonic ms (performance.now()) at which `expire` runs. */
+  at: number;
+  /** @internal Position in the heap; -1 when not scheduled. */
+  slot: number;
+  expire(): void;
+}
+
+/**
+ * The one earliest-deadline timer of the process: every deadline of every engine on ONE unref'd
+ * timer, armed for the earliest, instead of a timer per command and per lease. Deadlines live in a
+ * binary min-heap indexed by `slot`, so adding, moving and removing one cost O(log n) however many
+ * locks are held or commands in flight. Most deadlines are removed long before they are due (a
+ * command answered in well under a millisecond, a lease released early): that costs no timer call.
+ * The timer is unref'd: a command in flight keeps the process alive through its socket, a held lock
+ * alone does not.
+ */
+export class Deadlines {
+  private readonly heap: Deadline[] = [];
+  private timer?: NodeJS.Timeout;
+  /** When the armed timer fires; Infinity when none is armed. */
+  private timerAt = Infinity;
+
+  /** Schedules `d` at `d.at` (or moves it there when already scheduled). */
+  schedule(d: Deadline): void {
+    if (d.slot >= 0) {
+      this.siftUp(d.slot);
+      this.siftDown(d.slot);
+    } else {
+      d.slot = this.heap.length;
+      this.heap.push(d);
+      this.siftUp(d.slot);
+    }
+    if (d.at < this.timerAt) this.arm(d.at);
+  }
+
+  /** Removes `d` if scheduled. */
+  remove(d: Deadline): void {
+    const i = d.slot;
+    if (i < 0) return;
+    d.slot = -1;
+    const last = this.heap.pop()!;
+    if (last !== d) {
+      this.heap[i] = last;
+      last.slot = i;
+      this.siftUp(i);
+      this.siftDown(last.slot);
+    }
+    // The timer stays armed for a deadline that is gone: it fires once, finds nothing due and re-arms
+    // (or stops), which is cheaper than a clearTimeout per removal on the hot path. It is unref'd.
+  }
+
+  /** Deadlines scheduled (for leak tests). */
+  get size(): number {
+    return this.heap.length;
+  }
+
+  private arm(at: number): void {
+    clearTimeout(this.timer);
+    this.timerAt = at;
+    this.timer = setTimeout(() => this.fire(), Math.max(0, at - performance.now()));
+    this.timer.unref();
+  }
+
+  private fire(): void {
+    this.timer = undefined;
+    this.timerAt = Infinity;
+    const now = performance.now();
+    for (let top = this.heap[0]; top && top.at <= now; top = this.heap[0]) {
+      this.remove(top);
+      top.expire();
+    }
+    const next = this.heap[0];
+    if (next && next.at < this.timerAt) this.arm(next.at);
+  }
+
+  private siftUp(i: number): void {
+    const heap = this.heap;
+    const d = heap[i]!;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      const p = heap[parent]!;
+      if (p.at <= d.at) break;
+      heap[i] = p;
+      p.slot = i;
+      i = parent;
+    }
+    heap[i] = d;
+    d.slot = i;
+  }
+
+  private siftDown(i: number): void {
+    const heap = this.heap;
+    const n = heap.length;
+    const d = heap[i]!;
+    for (;;) {
+      const left = 2 * i + 1;
+      if (left >= n) break;
+      const right = left + 1;
+      const child = right < n && heap[right]!.at < heap[left]!.at ? right : left;
+      const c = heap[child]!;
+      if (c.at >= d.at) break;
+      heap[i] = c;
+      c.slot = i;
+      i = child;
+    }
+    heap[i] = d;
+    d.slot = i;
+  }
+}
+
+/** The process' deadline timer, shared by every engine (see Deadlines). */
+export const deadlines = new Deadlines();
+
+/**
+ * Settles with `work`, or rejects with `onTimeout()` once `ms` have passed without it (a late failure
+ * of `work` is swallowed: the caller has moved on). The deadline rides on the shared timer.
+ */
+export function raceDeadline<T>(work: Promise<T>, ms: number, onTimeout: () => Error): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const entry: Deadline = { at: performance.now() + ms, slot: -1, expire: () => reject(onTimeout()) };
+    deadlines.schedule(entry);
+    work.then(
+      (value) => {
+        if (entry.slot < 0) return; // timed out already
+        deadlines.remove(entry);
+        resolve(value);
+      },
+      (err: unknown) => {
+        if (entry.slot < 0) return;
+        deadlines.remove(entry);
+        reject(err);
+      },
+    );
+  });
+}

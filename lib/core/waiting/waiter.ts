@@ -1,0 +1,287 @@
+import { LockNotAcquiredError, LockServiceClosedError } from '../errors';
+import type { AcquisitionContext, AcquisitionRequest } from '../engine/acquisition';
+import { monotonicMs } from '../engine/deadlines';
+import type { LockGrant } from '../engine/lock-grant';
+import type { GrantHandle } from '../engine/lock-grant';
+import type { LockOptions } from '../options/lock-options';
+import { linkSignals } from './abort';
+import type { Ticket } from './wait-queue';
+import type { Wakeups } from './wakeup-hub';
+import { withDeadline } from './with-deadline';
+
+/** Why a wait ended without the lock. */
+export type Failure = 'timeout' | 'aborted' | 'closed' | 'error';
+
+/** What one call's wait needs to know of the call (single-key and multi-key alike). */
+export interface WaitCall {
+  readonly options: LockOptions;
+  readonly waitMs: number;
+  /** tryAcquire(): resolve null instead of throwing when the wait runs out. */
+  readonly tryOnly: boolean;
+  /** The kind's name in events (mutex, token, read, write, fair, semaphore). */
+  readonly kindLabel: string;
+  /** The fair lock's directed wake-ups: sleep this long between refreshes (and name the waiter). */
+  readonly directedWakeupSleepMs?: number;
+  /** This waiter's owner id: directed wake-ups name it. */
+  readonly owner: string;
+}
+
+/**
+ * One caller waiting for a lock: its deadline, its place in the local queue (the ticket), the
+ * wake-ups of the lock's channel, the exponential backoff (1 → 128 ms by default), the signal that
+ * ends a sleep (the caller's, or close()), its hand-off inbox (a lock a holder of this process passes
+ * on without Redis: cohorts), and how the wait is reported when it ends. Single-key and multi-key
+ * calls wait the same way; only single-key waiters queue locally and take hand-offs.
+ */
+export class Waiter {
+  attempts = 0;
+  /** The busy holder's remaining lease from the latest attempt (ms); -1 when unknown. */
+  retryAfterMs = -1;
+  private readonly deadline: number;
+  // The linked signal (an AbortController and two listeners) is built only when the call has to
+  // sleep; a first attempt that wins never pays for it.
+  private link?: { signal: AbortSignal; unlink: () => void };
+  private wakeups?: Wakeups;
+  private channel?: string;
+  private backoffMs: number;
+  /** A lock handed over by a local holder of the same process (cohorts), not yet taken. */
+  private handed?: GrantHandle;
+  /** Set once the call has settled: later hand-offs are refused. */
+  private settled = false;
+  private reportedLocal = false;
+  private readonly req?: AcquisitionRequest;
+  private readonly ticket?: Ticket;
+
+  constructor(
+    private readonly ctx: AcquisitionContext,
+    private readonly call: WaitCall,
+    /** Monotonic time the call began. */
+    readonly started: number,
+    /** The single-key request this waiter waits for and its place in the local queue, when it takes hand-offs (cohort kinds). */
+    handoff?: { readonly req: AcquisitionRequest; readonly ticket: Ticket },
+  ) {
+    this.req = handoff?.req;
+    this.ticket = handoff?.ticket;
+    this.deadline = started + call.waitMs;
+    this.backoffMs = ctx.backoff.initialMs;
+  }
+
+  /** True once subscribed to `channel` (any channel when omitted). */
+  joined(channel?: string): boolean {
+    return this.wakeups !== undefined && (channel === undefined || channel === this.channel);
+  }
+
+  remaining(): number {
+    return this.deadline - monotonicMs();
+  }
+
+  aborted(): boolean {
+    return this.call.options.signal?.aborted === true || this.ctx.closing.aborted;
+  }
+
+  /** Wakes a sleep now (a local hand-off, or the local holder let go). */
+  wake(): void {
+    this.wakeups?.wake();
+  }
+
+  private waitSignal(): AbortSignal {
+    return (this.link ??= linkSignals(this.call.options.signal, this.ctx.closing)).signal;
+  }
+
+  /**
+   * Subscribes to `channel` (leaving the one joined before, if another), within what is left of
+   * the wait; false when the wait ran out.
+   */
+  async join(channel: string): Promise<boolean> {
+    if (this.joined(channel)) return true;
+    this.wakeups?.leave();
+    this.wakeups = undefined;
+    const joining = this.ctx.hub.join(channel);
+    this.wakeups = await withDeadline(joining, Math.max(1, this.remaining()));
+    if (!this.wakeups) {
+      joining.then(
+        (w) => w.leave(),
+        () => undefined,
+      );
+      return false;
+    }
+    this.channel = channel;
+    // Directed wake-ups (the fair lock) name the waiter by its owner id.
+    if (this.call.directedWakeupSleepMs !== undefined) this.wakeups.owner = this.call.owner;
+    return true;
+  }
+
+  /** A waiter behind the local head: waits to become head. */
+  async waitForTurn(
+    ticket: Ticket,
+    channel: string,
+  ): Promise<'attempt-now' | 'sleep' | 'timeout' | 'aborted'> {
+    if (!(await this.join(channel))) return 'timeout';
+    if (!(await ticket.turn(Math.max(0, this.remaining()), this.waitSignal()))) {
+      return this.aborted() ? 'aborted' : 'timeout';
+    }
+    this.backoffMs = this.ctx.backoff.initialMs;
+    if (ticket.takeAttemptNow()) return 'attempt-now';
+    // Promoted because the predecessor just won: wake-ups seen before that are stale.
+    this.wakeups!.discardPending();
+    return 'sleep';
+  }
+
+  /**
+   * Sleeps on the joined channel until a wake-up, the backoff, the holder's lease end or the
+   * deadline. A cohort kind's busy attempt recorded this waiter in Redis (the release will publish),
+   * and a local holder tells its waiters itself: both sleep on the message with the longest backoff
+   * as the safety net, not 1-2-4 ms polling.
+   */
+  async sleep(): Promise<'woken' | 'timeout' | 'aborted'> {
+    if (this.remaining() <= 0) return 'timeout';
+    if (!this.wakeups) return 'timeout';
+    const holderLeft = this.retryAfterMs >= 0 ? this.retryAfterMs + 1 : Infinity;
+    const directed = this.call.directedWakeupSleepMs;
+    const step = directed ?? (this.req ? this.ctx.backoff.maxMs : this.backoffMs);
+    const ms = Math.max(1, Math.min(step, holderLeft, this.remaining()));
+    await this.wakeups.wait(ms, this.waitSignal());
+    this.backoffMs = Math.min(this.backoffMs * 2, this.ctx.backoff.maxMs);
+    return this.aborted() ? 'aborted' : 'woken';
+  }
+
+  // ---- the hand-off inbox (cohort kinds) ----
+
+  /** A lock was handed over and not yet taken. */
+  get pending(): boolean {
+    return this.handed !== undefined;
+  }
+
+  /** Takes the lock a local holder handed over (call only when pending). */
+  take(): GrantHandle {
+    const handle = this.handed!;
+    this.handed = undefined;
+    return handle;
+  }
+
+  /** This process holds the lock (a cohort kind): wait to be told locally, no Redis attempt now. */
+  mustWaitLocally(): boolean {
+    const req = this.req;
+    if (!req || !this.ctx.held.holdsLocally(req.names.lock)) return false;
+    // Contention all the same, only settled in this process: reported once per wait.
+    if (!this.reportedLocal) {
+      this.reportedLocal = true;
+      this.reportContention(req.key, -1);
+    }
+    return true;
+  }
+
+  /** Whether this waiter takes `grant`'s lock now (same kind and lease mode, still waiting, the head). */
+  accepts(grant: LockGrant): boolean {
+    const req = this.req;
+    if (!req || this.settled || this.handed || this.aborted() || !this.ticket!.isHead) return false;
+    const { kind, watchdog, options: o } = req;
+    return (
+      grant.kind === kind &&
+      // The same lease mode: a watchdog lock is renewed for as long as it is held, a fixed one is not.
+      grant.watchdog === watchdog &&
+      o.minHoldMs === undefined &&
+      o.maxHoldMs === undefined
+    );
+  }
+
+  /** The options and lease a handed-over successor grant gets (call only when it accepted). */
+  get handoffRequest(): { readonly options: LockOptions; readonly leaseMs: number } {
+    return this.req!;
+  }
+
+  /** Gives this waiter a handed-over lock; it takes it (or releases it) at its next step. */
+  receive(handle: GrantHandle): void {
+    this.handed = handle;
+    this.wake();
+  }
+
+  /** The call has settled: refuses later hand-offs, releases one that came too late. */
+  settle(): void {
+    this.settled = true;
+    // Handed over while this call gave up (abort, error): release it in Redis.
+    if (this.handed) void this.handed.release();
+  }
+
+  // ---- how the wait is reported ----
+
+  /** An attempt found `key` busy: remembers the holder's remaining lease and reports contention. */
+  noteBusy(key: string, retryAfterMs: number): void {
+    this.retryAfterMs = retryAfterMs;
+    this.reportContention(key, retryAfterMs);
+  }
+
+  /** Reports contention on `key` (`contended`). */
+  reportContention(key: string, retryAfterMs: number): void {
+    const events = this.ctx.events;
+    if (events.wants('contended'))
+      events.safeEmit('contended', { key, kind: this.call.kindLabel, retryAfterMs });
+  }
+
+  /** Removes the linked signal's listeners and leaves the channel. */
+  leave(): void {
+    this.link?.unlink();
+    this.wakeups?.leave();
+  }
+
+  /** Reports a wait that ended without the lock (`notAcquired`), naming `key`. */
+  reportFailure(key: string, reason: Failure): void {
+    const { ctx, call } = this;
+    if (!ctx.events.wants('notAcquired')) return;
+    ctx.events.safeEmit('notAcquired', {
+      key,
+      kind: call.kindLabel,
+      waitedMs: monotonicMs() - this.started,
+      attempts: this.attempts,
+      reason,
+      tryOnly: call.tryOnly,
+      waitMs: call.waitMs,
+    });
+  }
+
+  /** Reports a grant of `key` (`acquired`) whose request was sent `waitedMs` after the call began. */
+  reportGrant(
+    key: string,
+    waitedMs: number,
+    fencingToken: number,
+    extra?: { replicaAcks?: number; handedOver?: true },
+  ): void {
+    const events = this.ctx.events;
+    if (!events.wants('acquired')) return;
+    events.safeEmit('acquired', {
+      key,
+      kind: this.call.kindLabel,
+      waitedMs,
+      attempts: this.attempts,
+      reentered: false,
+      fencingToken,
+      ...extra,
+    });
+  }
+
+  /**
+   * The wait ran out: reported, then null for tryOnly, else a LockNotAcquiredError whose reason
+   * `reasonFor` words from the time waited.
+   */
+  timedOut(key: string, reasonFor: (waited: number) => string | undefined): null {
+    this.reportFailure(key, 'timeout');
+    if (this.call.tryOnly) return null;
+    const waited = monotonicMs() - this.started;
+    const expected = this.ctx.retryAfter(key, this.retryAfterMs);
+    throw new LockNotAcquiredError(key, waited, this.retryAfterMs, {
+      reason: reasonFor(waited),
+      expectedFreeInMs: expected,
+    });
+  }
+
+  /** Aborted: by the caller's signal, or by close(). */
+  abortedOut(key: string): never {
+    const signal = this.call.options.signal;
+    if (this.ctx.closing.aborted && !signal?.aborted) {
+      this.reportFailure(key, 'closed');
+      throw new LockServiceClosedError('shutting down', key, monotonicMs() - this.started);
+    }
+    this.reportFailure(key, 'aborted');
+    throw signal!.reason;
+  }
+}
