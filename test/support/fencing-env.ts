@@ -1,11 +1,10 @@
-import * as path from 'path';
 import Redis from 'ioredis';
 import { Pool } from 'pg';
-import { startPostgres, type PostgresServer } from '../../support/postgres';
-import { startRedis, type RedisServerProcess } from '../../support/redis-server';
-import { spawnWorker, type WorkerProcess } from '../../support/spawn-worker';
-import type { FencedWriterCommand, FencedWriterMessage } from '../workers/protocol';
-import { COUNTERS_DDL } from './counter-tables';
+import { startPostgres, type PostgresServer } from './postgres';
+import { startRedis, type RedisServerProcess } from './redis-server';
+import { spawnWorker, workerPath, type WorkerProcess } from './spawn-worker';
+import type { FencedWriterCommand, FencedWriterMessage } from './workers/fenced-writer-protocol';
+import { COUNTERS_DDL } from './fencing-tables';
 
 /** What the fencing specs work against: the lock's Redis, PostgreSQL with `counters`, and a store Redis. */
 export interface FencingEnv {
@@ -52,23 +51,20 @@ export interface FencedWriter {
   stop(): Promise<void>;
 }
 
-/** Spawns test/fencing/workers/fenced-writer-worker.ts against `env` and waits for it to be ready. */
+/** Spawns test/support/workers/fenced-writer-worker.ts against `env` and waits for it to be ready. */
 export async function startFencedWriter(
   env: FencingEnv,
   keyPrefix: string,
   redisUrl = env.redis.url,
 ): Promise<FencedWriter> {
-  const worker = spawnWorker<FencedWriterMessage>(
-    path.join(__dirname, '..', 'workers', 'fenced-writer-worker.ts'),
-    {
-      env: {
-        REDIS_URL: redisUrl,
-        DATABASE_URL: env.postgres.url,
-        STORE_URL: env.storeServer.url,
-        KEY_PREFIX: keyPrefix,
-      },
+  const worker = spawnWorker<FencedWriterMessage>(workerPath('fenced-writer-worker.ts'), {
+    env: {
+      REDIS_URL: redisUrl,
+      DATABASE_URL: env.postgres.url,
+      STORE_URL: env.storeServer.url,
+      KEY_PREFIX: keyPrefix,
     },
-  );
+  });
   const next = <T extends FencedWriterMessage['type']>(type: T, timeoutMs = 60_000) =>
     worker
       .waitForMessage<Extract<FencedWriterMessage, { type: T }>>(

@@ -16,9 +16,9 @@ import {
   typeormFencedUpdate,
   type Fence,
 } from '../../../lib/fencing';
-import { emit, onParentMessage, requiredEnv } from '../../support/worker-io';
-import { CounterEntity } from '../support/counter-tables';
-import type { FencedBackend, FencedWriterCommand, FencedWriterMessage } from './protocol';
+import { emit, onParentMessage, requiredEnv } from '../worker-io';
+import { CounterEntity } from '../fencing-tables';
+import type { FencedBackend, FencedWriterCommand, FencedWriterMessage } from './fenced-writer-protocol';
 
 const send = (message: FencedWriterMessage): void => emit(message as unknown as Record<string, unknown>);
 process.on('unhandledRejection', (reason) => {
