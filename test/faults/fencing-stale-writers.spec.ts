@@ -15,8 +15,8 @@
 import Redis from 'ioredis';
 import { createLockEngine, type LockEngine } from '../../lib/core/public';
 import { fencedUpdate, fenceOf, RedisFencedStore, StaleFenceError, type Fence } from '../../lib/fencing';
-import type { FencedBackend } from '../fencing/workers/protocol';
-import { startFencedWriter, useFencingEnv, type FencingEnv } from '../fencing/support/fencing-env';
+import type { FencedBackend } from '../support/workers/fenced-writer-protocol';
+import { startFencedWriter, useFencingEnv, type FencingEnv } from '../support/fencing-env';
 
 const env = useFencingEnv();
 

@@ -22,8 +22,8 @@ import {
   type Fence,
   type StoredFence,
 } from '../../lib/fencing';
-import { CounterEntity, COUNTERS_DDL } from './support/counter-tables';
-import { useFencingEnv } from './support/fencing-env';
+import { CounterEntity, COUNTERS_DDL } from '../support/fencing-tables';
+import { useFencingEnv } from '../support/fencing-env';
 
 const env = useFencingEnv();
 

@@ -6,8 +6,8 @@
  * increase in the order the grants wrote, and the stored fence is the last grant's token. The same 4 processes serve every helper, one helper after
  * the other (spawning them is most of this spec's time).
  */
-import type { FencedBackend } from './workers/protocol';
-import { startFencedWriter, useFencingEnv, type FencedWriter } from './support/fencing-env';
+import type { FencedBackend } from '../support/workers/fenced-writer-protocol';
+import { startFencedWriter, useFencingEnv, type FencedWriter } from '../support/fencing-env';
 
 const PROCESSES = 4;
 const ROUNDS = 40;

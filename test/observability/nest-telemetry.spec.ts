@@ -8,8 +8,8 @@ import { DistributedLock, DistributedLockModule, DistributedLockService } from '
 import { DistributedLockTelemetry, provideLockTelemetry } from '../../lib/nest/telemetry.provider';
 import { LOCK_ATTRIBUTES as A, OTEL_METRICS, OTEL_SPANS } from '../../lib/observability';
 import { startRedis, type RedisServerProcess } from '../support/redis-server';
-import { closeApps, startApp, uniquePrefix } from '../nest/helpers/nest-app';
-import { registerTestOtelSdk, sumValue, TestOtelSdk } from './support/otel-sdk';
+import { closeApps, startApp, uniquePrefix } from '../support/nest-env';
+import { registerTestOtelSdk, sumValue, TestOtelSdk } from '../support/otel-sdk';
 
 @Injectable()
 class Orders {
