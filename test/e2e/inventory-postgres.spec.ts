@@ -18,7 +18,7 @@ import {
   E2E_PREFIX,
   startSampleAppUnderTest,
   type SampleAppUnderTest,
-} from './support/sample-app-under-test';
+} from '../support/sample-app-under-test';
 
 jest.setTimeout(120_000);
 
