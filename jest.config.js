@@ -1,26 +1,84 @@
 /**
- * Jest: real Redis only (every spec starts its own redis-server processes on free ports, so specs run
- * in parallel workers). Open-handle detection forces Jest in band, so it is a step of its own
- * (`npm run test:handles`, jest.handles.config.js), not part of this parallel run.
+ * The one Jest configuration. Five projects, one per kind of spec; the package.json scripts pick them
+ * with --selectProjects and add the run-wide flags (--runInBand, --detectOpenHandles):
+ *
+ *   unit    test/unit/, test/memory/  pure modules and the in-memory backend, no redis-server (test:quick)
+ *   redis   the rest of test/         real redis-server processes on free ports, in parallel workers
+ *   faults  test/faults/              kills, pauses, partitions, lease expiry and CPU-share timing: in band
+ *   packed  test/packaging/packed/    the packed tarball (PACKED_PACKAGE_DIR, set by scripts/test-packed.cjs)
+ *   nest12  test/nest/, test/e2e/     the same specs on NestJS 12 and the packed build, in Jest's ESM mode
+ *                                     (node --experimental-vm-modules; scripts/test-packed.cjs runs it)
+ *
+ * A new folder under test/ belongs to the redis project unless it is one of the folders above. A spec
+ * whose assertions need the CPU to itself goes under test/faults/ (a folder, not a list, says "in band").
  */
-const IN_BAND = require('./jest.in-band.js');
+const SPEC = '**/*.spec.ts';
+const IGNORED = ['/node_modules/'];
+const OWN_FOLDERS = ['unit', 'memory', 'faults', 'packaging'].map((folder) => `<rootDir>/test/${folder}/`);
+const NEST12_SUITE = '<rootDir>/test/packaging/nest12-suite';
+
+// ts-jest transpiles each file on its own (isolatedModules): the type check is `npm run typecheck`.
+const tsJest = (compilerOptions = {}, extra = {}) => [
+  'ts-jest',
+  { tsconfig: { isolatedModules: true, ...compilerOptions }, ...extra },
+];
+
+const common = {
+  testEnvironment: 'node',
+  testMatch: [SPEC],
+  transform: { '^.+\\.ts$': tsJest() },
+  setupFilesAfterEnv: ['<rootDir>/test/support/fail-on-unhandled.ts'],
+};
 
 module.exports = {
-  testEnvironment: 'node',
-  roots: ['<rootDir>/test'],
-  testMatch: ['**/*.spec.ts'],
-  testPathIgnorePatterns: [
-    '/node_modules/',
-    '<rootDir>/test/faults/',
-    '<rootDir>/test/nest12/',
-    // Run by `npm run test:packed` on the packed tarball (jest.packed.config.js).
-    '<rootDir>/test/packed-build/',
-    ...IN_BAND,
-  ],
-  transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.jest.json' }] },
-  setupFilesAfterEnv: ['<rootDir>/test/support/fail-on-unhandled.ts'],
-  testTimeout: 60000,
   // Most specs wait on Redis, child processes and timers rather than on the CPU: more workers than
   // the 2 cores keeps both busy.
   maxWorkers: 4,
+  // Run-wide, like maxWorkers (Jest reads no per-project timeout); test:faults passes 120 s.
+  testTimeout: 60_000,
+  projects: [
+    {
+      ...common,
+      displayName: 'unit',
+      roots: ['<rootDir>/test/unit', '<rootDir>/test/memory'],
+      testPathIgnorePatterns: IGNORED,
+    },
+    {
+      ...common,
+      displayName: 'redis',
+      roots: ['<rootDir>/test'],
+      testPathIgnorePatterns: [...IGNORED, ...OWN_FOLDERS],
+    },
+    {
+      ...common,
+      displayName: 'faults',
+      roots: ['<rootDir>/test/faults'],
+      testPathIgnorePatterns: IGNORED,
+    },
+    {
+      ...common,
+      displayName: 'packed',
+      roots: ['<rootDir>/test/packaging/packed'],
+      testPathIgnorePatterns: IGNORED,
+    },
+    {
+      ...common,
+      displayName: 'nest12',
+      roots: ['<rootDir>/test/nest', '<rootDir>/test/e2e'],
+      // demo.spec.ts drives worker processes that ts-node starts from the root node_modules (Nest 11);
+      // type-checks.spec.ts compiles fixtures with the repository's tsconfig (Nest 11 types, CommonJS
+      // __dirname). They stay in the Nest 11 run only.
+      testPathIgnorePatterns: [
+        ...IGNORED,
+        '<rootDir>/test/e2e/demo.spec.ts',
+        '<rootDir>/test/nest/type-checks.spec.ts',
+      ],
+      extensionsToTreatAsEsm: ['.ts'],
+      setupFilesAfterEnv: [...common.setupFilesAfterEnv, `${NEST12_SUITE}/setup.mjs`],
+      resolver: `${NEST12_SUITE}/resolver.cjs`,
+      transform: {
+        '^.+\\.ts$': tsJest({ module: 'es2022', moduleResolution: 'bundler' }, { useESM: true }),
+      },
+    },
+  ],
 };

@@ -7,6 +7,8 @@
  *   --registry           also run this library with `inspection: false` (part of a run without --only:
  *                        the registry-overhead targets compare the two)
  *   --parts=locks,scale,flood,http   which parts to run (default all)
+ *   --before=DIR         also run an earlier release of this library: DIR is its lib/ folder (e.g. from
+ *                        `git worktree add`), loaded with this checkout's node_modules; rows "before (…)"
  *   --out=FILE           JSON results (default bench/results/latest.json)
  *   --chart=FILE         contention chart SVG (default next to the JSON)
  * REDIS_URL=redis://…   use that Redis instead of starting one (only keys containing "bench:" are touched).
@@ -15,6 +17,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import {
+  BEFORE_IDS,
   EXTRA_IDS,
   FAIR,
   isLibraryId,
@@ -60,7 +63,12 @@ async function main(): Promise<void> {
       throw new Error(`--only: unknown library "${id}" (known: ${LIBRARY_IDS.join(', ')})`);
   const ids: LibraryId[] = only ? (only as LibraryId[]) : [...LIBRARY_IDS];
   // Without --only: our fair lock, Nest service and no-registry rows too (right after our own rows).
-  if (!only) ids.splice(2, 0, ...EXTRA_IDS);
+  if (!only) ids.splice(2, 0, ...EXTRA_IDS.filter((id) => !BEFORE_IDS.includes(id)));
+  const before = flag('before');
+  if (before) {
+    process.env.BENCH_BEFORE_LIB = resolve(before);
+    ids.splice(2, 0, ...BEFORE_IDS.filter((id) => !ids.includes(id)));
+  }
   if (flag('fair') !== undefined && !ids.includes(FAIR)) ids.splice(1, 0, FAIR);
   // The registry's overhead: this library with and without it, in the same run.
   if (flag('registry') !== undefined && !ids.includes(NO_REGISTRY)) ids.splice(1, 0, NO_REGISTRY);

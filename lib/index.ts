@@ -26,21 +26,20 @@ export { DistributedLockInterceptor } from './nest/distributed-lock.interceptor'
 export { LockedException } from './nest/locked.exception';
 export { DistributedLockTransportInterceptor } from './nest/transports/distributed-lock-transport.interceptor';
 export type { LockTransport } from './nest/transports/distributed-lock-transport.interceptor';
-export type { LockErrorAnswer, LockErrorCode } from './nest/transports/lock-error-answer';
-export { DistributedLockEngine } from './nest/distributed-lock-engine';
+export type { LockErrorAnswer } from './nest/transports/lock-error-answer';
+// The engine's injection token: the LockEngine class Nest provides (override it in tests).
+export { LockEngine as DistributedLockEngine } from './core/engine/lock-engine';
 export { DISTRIBUTED_LOCK_METADATA } from './nest/distributed-lock.constants';
 
 // Locks, handles, events and errors (the same names as `nestjs-distributed-lock/core`).
 export type { LockOptions, ReplicaAckOptions } from './core/options/lock-options';
 export { MAX_KEY_BYTES } from './core/options/lock-options';
 export { MAX_MULTI_KEYS } from './core/multi/multi-keys';
-export { isLockKeyError } from './core/options/lock-key';
+export { isLockKeyError } from './core/options/validation';
 export type { LockHandle } from './core/engine/lock-grant';
 export type { MultiLockHandle } from './core/multi/multi-lock-handle';
-export type { LockEngineReadiness, LockEngineStats } from './core/engine/engine-status';
+export type { LockEngineStats } from './core/engine/engine-status';
 export type { ConnectionState, LockEventMap } from './core/engine/lock-events';
-export type { RedisConnectionOption } from './core/redis/redis-connection';
-export type { RedlockOption } from './core/topology/redlock/redlock-options';
 // Inspection and force release (docs/CONSOLE.md).
 export type {
   ForceReleaseRecord,

@@ -1,6 +1,6 @@
 /*
  * The sample app: `npm run start:sample` (`nest start`, built by the Nest CLI from nest-cli.json and
- * tsconfig.sample.json; env PORT, default 3000; REDIS_URL, default redis://127.0.0.1:6379; see
+ * sample-app/tsconfig.json; env PORT, default 3000; REDIS_URL, default redis://127.0.0.1:6379; see
  * sample-config.ts for the rest).
  */
 import 'reflect-metadata';

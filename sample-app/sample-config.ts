@@ -27,6 +27,11 @@ export interface SampleConfig {
    * default): the watchdog keeps each lock alive while its handler runs.
    */
   lockLeaseMs?: number;
+  /**
+   * PostgreSQL for the inventory (env `DATABASE_URL`, e.g. postgres://user@127.0.0.1:5432/db): its
+   * writes go through the fencing SQL helper. Unset (the default): the inventory lives in Redis.
+   */
+  databaseUrl?: string;
 }
 
 /** Injection token of the SampleConfig. */
@@ -53,6 +58,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): SampleConfi
     seckillDelayMs: intFromEnv(env, 'SECKILL_DELAY_MS', d.seckillDelayMs),
     lockWaitMs: intFromEnv(env, 'LOCK_WAIT_MS', d.lockWaitMs),
     ...(env.LOCK_LEASE_MS ? { lockLeaseMs: intFromEnv(env, 'LOCK_LEASE_MS', 0) } : {}),
+    ...(env.DATABASE_URL ? { databaseUrl: env.DATABASE_URL } : {}),
   };
 }
 

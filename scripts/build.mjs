@@ -12,7 +12,7 @@
 //                                          the runtime answers ERR_REQUIRE_ESM
 //
 // So a process that loads the package both ways still gets ONE copy of every class (the Nest module,
-// the service, the error classes): see docs/PACKAGING.md and test/package/dual-load.test.mjs.
+// the service, the error classes): see docs/PACKAGING.md and test/packaging/nest11/dual-load.test.mjs.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -34,6 +34,9 @@ const ENTRY_POINTS = {
   terminus: 'terminus/index',
   observability: 'observability/index',
   console: 'console/index',
+  // ./fencing and ./fencing/nest in package.json's exports (a flat file name here).
+  fencing: 'fencing/index',
+  'fencing-nest': 'fencing/nest/index',
 };
 
 /** The CLI (package.json "bin"): a CommonJS launcher of the CommonJS build (a process of its own). */

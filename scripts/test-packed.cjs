@@ -2,112 +2,166 @@
 // `npm run test:packed` (part of `npm test`): the library as users get it — built, packed, installed
 // from the tarball — on Nest 11 and on Nest 12, loaded as CommonJS and as ES modules.
 //   1. npm run build, npm pack → a temp dir (exactly the files a user downloads)
-//   2. test/package: the tarball unpacked into its node_modules (Nest 11 from the root node_modules):
+// Everything it runs lives in test/packaging/:
+//   2. nest11/: the tarball unpacked into its node_modules (Nest 11 from the root node_modules):
 //        dual-load.test.mjs   require() and import in one process give the same classes
 //        jest-cjs.test.cjs    Jest's CommonJS runtime (what Nest 11 apps' tests use)
 //        types/               the .d.ts / .d.mts / .d.cts under node10, node16, nodenext and bundler, skipLibCheck off
-//      and test/packed-build (jest.packed.config.js): the tarball with its optional peers blocked
-//   3. test/nest12 (an ESM-only Nest 12 app): npm ci when stale, the tarball installed with --no-save;
+//      and packed/ (the Jest project `packed`): the tarball with its optional peers blocked
+//   3. nest12/ (an ESM-only Nest 12 app): npm ci when stale, the tarball installed with --no-save;
 //        node:test smoke, Jest in ESM mode, Vitest, and its types under node16 and nodenext
 //   4. the Nest-layer and e2e specs of the repository on Nest 12 and the packed build
-//      (jest.nest12.config.js, Jest in ESM mode)
-// Writes nothing tracked: dist/, test/package/node_modules and test/nest12/node_modules are ignored.
+//      (the Jest project `nest12`, Jest in ESM mode; nest12-suite/ redirects the imports)
+// The type checks run one at a time in the background beside the other steps (two cores, two processes).
+// Writes nothing tracked: dist/ and test/packaging/*/node_modules are ignored.
 'use strict';
-const { spawnSync } = require('node:child_process');
+const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 
 const root = path.resolve(__dirname, '..');
-const packageDir = path.join(root, 'test', 'package');
-const nest12Dir = path.join(root, 'test', 'nest12');
+const packageDir = path.join(root, 'test', 'packaging', 'nest11');
+const nest12Dir = path.join(root, 'test', 'packaging', 'nest12');
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 const tsc = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc');
 const jest = path.join(root, 'node_modules', 'jest', 'bin', 'jest.js');
 const timings = [];
 
-function run(label, command, args, cwd, { capture = false } = {}) {
+/** Runs one step in the foreground (its output inherited, or captured and returned); exits on failure. */
+async function run(label, command, args, cwd, { capture = false } = {}) {
   console.log(`\n[test-packed] ${label}: ${path.relative(root, cwd) || '.'}$ ${command} ${args.join(' ')}`);
   const started = Date.now();
-  const result = spawnSync(command, args, {
-    cwd,
-    stdio: capture ? ['ignore', 'pipe', 'inherit'] : 'inherit',
-    encoding: 'utf8',
+  const child = spawn(command, args, { cwd, stdio: capture ? ['ignore', 'pipe', 'inherit'] : 'inherit' });
+  let stdout = '';
+  child.stdout?.on('data', (chunk) => (stdout += chunk));
+  const status = await new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', resolve);
   });
   timings.push(`${label}: ${((Date.now() - started) / 1000).toFixed(1)} s`);
-  if (result.error) throw result.error;
-  if (result.status !== 0) {
-    console.error(`[test-packed] FAILED: ${label} (exit ${result.status})`);
-    process.exit(result.status ?? 1);
+  if (status !== 0) {
+    console.error(`[test-packed] FAILED: ${label} (exit ${status})`);
+    process.exit(status ?? 1);
   }
-  return result.stdout;
+  return stdout;
 }
 
 function node(label, args, cwd) {
   return run(label, process.execPath, args, cwd);
 }
 
+// The type checks (tsc, single-threaded, a quarter of this script's time) run one at a time in the
+// background beside the light steps (node:test, npm install, the small Jest runs): two processes for two
+// cores. Their output is printed as each ends; the Nest 12 suite waits for them.
+let typeChecks = Promise.resolve();
+const typeCheckFailures = [];
+function typeCheckInBackground(label, cwd, project) {
+  typeChecks = typeChecks.then(
+    () =>
+      new Promise((resolve) => {
+        const started = Date.now();
+        const child = spawn(process.execPath, [tsc, '-p', project], {
+          cwd,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        let output = '';
+        child.stdout.on('data', (chunk) => (output += chunk));
+        child.stderr.on('data', (chunk) => (output += chunk));
+        child.on('close', (code) => {
+          timings.push(`${label} (background): ${((Date.now() - started) / 1000).toFixed(1)} s`);
+          console.log(`\n[test-packed] ${label}: ${path.relative(root, cwd)}$ tsc -p ${project}\n${output}`);
+          if (code !== 0) typeCheckFailures.push(`${label} (exit ${code})`);
+          resolve();
+        });
+      }),
+  );
+}
+
 /** npm ci only when node_modules does not match the lock file (it is ~25 s on a 2-core machine). */
-function npmCiIfStale(dir) {
+async function npmCiIfStale(dir) {
   const installed = path.join(dir, 'node_modules', '.package-lock.json');
   const lock = path.join(dir, 'package-lock.json');
   const fresh =
     fs.existsSync(installed) &&
     fs.statSync(installed).mtimeMs >= fs.statSync(lock).mtimeMs &&
     fs.existsSync(path.join(dir, 'node_modules', '@nestjs', 'core'));
-  if (!fresh) run('npm ci (test/nest12)', npm, ['ci', '--no-audit', '--no-fund'], dir);
+  if (!fresh) await run('npm ci (test/packaging/nest12)', npm, ['ci', '--no-audit', '--no-fund'], dir);
 }
 
-const packDir = fs.mkdtempSync(path.join(os.tmpdir(), 'nestjs-distributed-lock-pack-'));
-try {
-  run('build', npm, ['run', 'build'], root);
-  const packed = JSON.parse(
-    run('pack', npm, ['pack', '--json', '--pack-destination', packDir], root, { capture: true }),
-  );
-  const tarball = path.join(packDir, packed[0].filename);
+async function main() {
+  const packDir = fs.mkdtempSync(path.join(os.tmpdir(), 'nestjs-distributed-lock-pack-'));
+  try {
+    await run('build', npm, ['run', 'build'], root);
+    const packed = JSON.parse(
+      await run('pack', npm, ['pack', '--json', '--pack-destination', packDir], root, { capture: true }),
+    );
+    const tarball = path.join(packDir, packed[0].filename);
 
-  const unpacked = path.join(packageDir, 'node_modules', 'nestjs-distributed-lock');
-  fs.rmSync(unpacked, { recursive: true, force: true });
-  fs.mkdirSync(unpacked, { recursive: true });
-  run('unpack (test/package)', 'tar', ['xzf', tarball, '-C', unpacked, '--strip-components=1'], root);
-  node(
-    'Nest 11: require and import in one process',
-    ['--test', '--test-reporter=spec', 'dual-load.test.mjs'],
-    packageDir,
-  );
-  node('Nest 11: Jest CommonJS runtime', [jest, '-c', 'jest.config.cjs'], packageDir);
-  for (const mode of ['node10', 'node16', 'nodenext', 'bundler']) {
-    node(`Nest 11: types (${mode})`, [tsc, '-p', `types/tsconfig.${mode}.json`], packageDir);
+    const unpacked = path.join(packageDir, 'node_modules', 'nestjs-distributed-lock');
+    fs.rmSync(unpacked, { recursive: true, force: true });
+    fs.mkdirSync(unpacked, { recursive: true });
+    await run(
+      'unpack (test/packaging/nest11)',
+      'tar',
+      ['xzf', tarball, '-C', unpacked, '--strip-components=1'],
+      root,
+    );
+    await node(
+      'Nest 11: require and import in one process',
+      ['--test', '--test-reporter=spec', 'dual-load.test.mjs'],
+      packageDir,
+    );
+    await node('Nest 11: Jest CommonJS runtime', [jest, '-c', 'jest.config.cjs'], packageDir);
+    for (const mode of ['node10', 'node16', 'nodenext', 'bundler']) {
+      typeCheckInBackground(`Nest 11: types (${mode})`, packageDir, `types/tsconfig.${mode}.json`);
+    }
+    // The tarball alone, its optional peers blocked: it loads, locks and names a missing peer.
+    process.env.PACKED_PACKAGE_DIR = unpacked;
+    await node('without optional peers', [jest, '--selectProjects', 'packed'], root);
+    delete process.env.PACKED_PACKAGE_DIR;
+
+    await npmCiIfStale(nest12Dir);
+    await run(
+      'install tarball (test/packaging/nest12)',
+      npm,
+      ['install', '--no-save', '--no-audit', '--no-fund', tarball],
+      nest12Dir,
+    );
+    for (const mode of ['node16', 'nodenext']) {
+      typeCheckInBackground(
+        `Nest 12: types (${mode}, ESM consumer)`,
+        nest12Dir,
+        `types/tsconfig.${mode}.json`,
+      );
+    }
+    await node('Nest 12: node:test smoke', ['--test', '--test-reporter=spec', 'smoke.test.mjs'], nest12Dir);
+    await node(
+      'Nest 12 app: Jest (ESM mode)',
+      ['--experimental-vm-modules', path.join('node_modules', 'jest', 'bin', 'jest.js')],
+      nest12Dir,
+    );
+    await node('Nest 12 app: Vitest', [path.join('node_modules', 'vitest', 'vitest.mjs'), 'run'], nest12Dir);
+
+    // The suite below has leases of a few hundred milliseconds: it gets the CPU to itself.
+    await typeChecks;
+    await node(
+      'Nest 12: Nest-layer and e2e specs',
+      ['--experimental-vm-modules', jest, '--selectProjects', 'nest12'],
+      root,
+    );
+  } finally {
+    await typeChecks;
+    fs.rmSync(packDir, { recursive: true, force: true });
   }
-  // The tarball alone, its optional peers blocked: it loads, locks and names a missing peer.
-  process.env.PACKED_PACKAGE_DIR = unpacked;
-  node('without optional peers', [jest, '-c', 'jest.packed.config.js'], root);
-  delete process.env.PACKED_PACKAGE_DIR;
-
-  npmCiIfStale(nest12Dir);
-  run(
-    'install tarball (test/nest12)',
-    npm,
-    ['install', '--no-save', '--no-audit', '--no-fund', tarball],
-    nest12Dir,
-  );
-  node('Nest 12: node:test smoke', ['--test', '--test-reporter=spec', 'smoke.test.mjs'], nest12Dir);
-  node(
-    'Nest 12 app: Jest (ESM mode)',
-    ['--experimental-vm-modules', path.join('node_modules', 'jest', 'bin', 'jest.js')],
-    nest12Dir,
-  );
-  node('Nest 12 app: Vitest', [path.join('node_modules', 'vitest', 'vitest.mjs'), 'run'], nest12Dir);
-  for (const mode of ['node16', 'nodenext']) {
-    node(`Nest 12: types (${mode}, ESM consumer)`, [tsc, '-p', `types/tsconfig.${mode}.json`], nest12Dir);
+  if (typeCheckFailures.length > 0) {
+    console.error(`[test-packed] FAILED: ${typeCheckFailures.join(', ')}`);
+    process.exit(1);
   }
-
-  node(
-    'Nest 12: Nest-layer and e2e specs',
-    ['--experimental-vm-modules', jest, '-c', 'jest.nest12.config.js'],
-    root,
-  );
-} finally {
-  fs.rmSync(packDir, { recursive: true, force: true });
+  console.log(`\n[test-packed] all passed\n  ${timings.join('\n  ')}`);
 }
-console.log(`\n[test-packed] all passed\n  ${timings.join('\n  ')}`);
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -36,6 +36,8 @@ export const EXTRA_IDS = [
   'nestjs-distributed-lock-node-redis+lease',
   'nestjs-distributed-lock-glide',
   'nestjs-distributed-lock-glide+lease',
+  'nestjs-distributed-lock-before',
+  'nestjs-distributed-lock-before+lease',
 ] as const;
 
 /** One of LIBRARY_IDS or EXTRA_IDS. */
@@ -66,6 +68,8 @@ export const GLIDE_LEASE: LibraryId = 'nestjs-distributed-lock-glide+lease';
 export const UNCONTENDED_ONLY: readonly LibraryId[] = [SERVICE, SERVICE_LEASE];
 /** Every row that is this library in some form (not a peer). */
 export const OUR_ROWS: readonly LibraryId[] = [
+  'nestjs-distributed-lock-before',
+  'nestjs-distributed-lock-before+lease',
   OURS,
   OURS_LEASE,
   FAIR,
@@ -78,6 +82,11 @@ export const OUR_ROWS: readonly LibraryId[] = [
   NODE_REDIS_LEASE,
   GLIDE,
   GLIDE_LEASE,
+];
+/** An earlier release of this library (`--before=DIR`), side by side with today's. */
+export const BEFORE_IDS: readonly LibraryId[] = [
+  'nestjs-distributed-lock-before',
+  'nestjs-distributed-lock-before+lease',
 ];
 /** The hand-written SET NX PX baseline. */
 export const RAW: LibraryId = 'raw-baseline';

@@ -11,6 +11,8 @@ export interface UncontendedFigures {
   p99Ms: number;
   errors: number;
   clientCmdsPerOp: number;
+  /** CPU of the client process per cycle (user + system), µs: the library plus its Redis client. */
+  clientCpuUsPerOp: number;
   /** INFO commandstats delta per cycle (Lua-internal commands included). */
   cmdsPerOp: number;
   /** Redis CPU per cycle, µs. */
@@ -34,6 +36,8 @@ export interface ContentionFigures {
   lockCmdsPerAcq: number;
   /** Commands the clients sent (round trips), per acquisition, GET + SET of the counter excluded. */
   clientCmdsPerAcq: number;
+  /** CPU of the client processes per acquisition (user + system, all processes), µs; the counter's GET + SET included. */
+  clientCpuUsPerAcq: number;
   cpuUsPerAcq: number;
   /** Acquisitions per worker process (fairness across processes). */
   perProcess: number[];
@@ -90,6 +94,7 @@ export function contentionFigures(
     cmdsPerAcq: perAcq(delta.totalCommands),
     lockCmdsPerAcq: perAcq(delta.totalCommands - 2 * acquisitions),
     clientCmdsPerAcq: perAcq(results.reduce((s, r) => s + r.clientCommands, 0)),
+    clientCpuUsPerAcq: perAcq(results.reduce((s, r) => s + (r.clientCpuMicros ?? 0), 0)),
     cpuUsPerAcq: perAcq(delta.cpuMicros),
     perProcess: results.map((r) => r.acquisitions),
     perProcessP99: results.map((r) => round(summarize([...r.waits, ...r.failedWaits]).p99)),

@@ -91,6 +91,7 @@ export async function runUncontendedRounds(
               p99Ms: round(r.latency.p99),
               errors: r.errors,
               clientCmdsPerOp: round(r.clientCommands / ops),
+              clientCpuUsPerOp: round(r.clientCpuMicros / ops),
               cmdsPerOp: round(delta.totalCommands / ops),
               cpuUsPerOp: round(delta.cpuMicros / ops),
               trialsOpsPerSec: [],

@@ -13,6 +13,7 @@ export async function runUncontended(
   const latencies: number[] = [];
   let errors = 0;
   const commandsBefore = commandsSent();
+  const cpuBefore = process.cpuUsage();
   const started = performance.now();
   const deadline = started + task.durationMs;
   const caller = async (i: number) => {
@@ -30,12 +31,14 @@ export async function runUncontended(
   };
   await Promise.all(Array.from({ length: task.callers }, (_, i) => caller(i)));
   const elapsedMs = performance.now() - started;
+  const cpu = process.cpuUsage(cpuBefore);
   return {
     ops: latencies.length,
     errors,
     elapsedMs,
     latency: summarize(latencies),
     clientCommands: commandsSent() - commandsBefore,
+    clientCpuMicros: cpu.user + cpu.system,
   };
 }
 
@@ -61,6 +64,7 @@ export async function runContention(
   const deadline = task.startAt + task.durationMs;
   await sleep(Math.max(0, task.startAt - Date.now()));
   const commandsBefore = commandsSent();
+  const cpuBefore = process.cpuUsage();
   const metricsBefore = lock.metrics?.();
   const caller = async () => {
     while (!done && Date.now() < deadline) {
@@ -88,6 +92,7 @@ export async function runContention(
     }
   };
   await Promise.all(Array.from({ length: task.callers }, caller));
+  const cpu = process.cpuUsage(cpuBefore);
   return {
     acquisitions,
     failures: failedWaits.length,
@@ -96,6 +101,8 @@ export async function runContention(
     failedWaits,
     finishedMs: Date.now() - task.startAt,
     clientCommands: commandsSent() - commandsBefore,
+    // The critical section's own GET + SET are in it too, the same for every library.
+    clientCpuMicros: cpu.user + cpu.system,
     grants,
     metrics: metricsBefore && diffMetrics(metricsBefore, lock.metrics!()),
     firstError,

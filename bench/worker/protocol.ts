@@ -35,6 +35,8 @@ export interface UncontendedResult {
   elapsedMs: number;
   latency: LatencySummary;
   clientCommands: number;
+  /** CPU time (user + system) of this worker process during the run, µs. */
+  clientCpuMicros: number;
 }
 
 /** What one worker process saw during a contention run. */
@@ -49,6 +51,8 @@ export interface ContentionResult {
   /** Last caller finished, ms after startAt. */
   finishedMs: number;
   clientCommands: number;
+  /** CPU time (user + system) of this worker process during the run, µs. */
+  clientCpuMicros: number;
   /**
    * The counter value each of this process' critical sections wrote, in order. Under a lock that
    * holds, these are the grants' positions in one global order (1, 2, 3… across all processes):

@@ -3,9 +3,24 @@
 // need. Not a package entry.
 export * from './public';
 export * from './options/lock-options';
-export { assertKnownNames, describe, printable, quoteKey } from './options/validation';
-export { assertLockKey, INVALID_LOCK_KEY, isLockKeyError, lockKeyError } from './options/lock-key';
-export { prepareLockOptions, validateLockOptions, withLockSignal } from './options/lock-options-validation';
+export {
+  assertKnownNames,
+  assertLockKey,
+  describe,
+  INVALID_LOCK_KEY,
+  isLockKeyError,
+  lockKeyError,
+  prepareLockOptions,
+  printable,
+  quoteKey,
+  validateLockOptions,
+  withLockSignal,
+} from './options/validation';
+// Internal: the Nest layer's engine factory and the option types its module options name.
+export { openLockEngine } from './topology/create-lock-engine';
+export type { LockEngineReadiness } from './engine/engine-status';
+export type { RedisConnectionOption } from './redis/redis-connection';
+export type { RedlockOption } from './topology/redlock/redlock-options';
 export { resolveEngineOptions } from './options/resolve-engine-options';
 export { resolveLockConfig, LOCK_CONFIG_OPTION_NAMES } from './options/resolve-lock-config';
 export type { ResolvedLockConfig, ResolvedConnectionOption } from './options/resolve-lock-config';

@@ -1,22 +1,19 @@
 // `nestjs-distributed-lock/core`: the lock engine for plain Node (no Nest inside) — what a user writes.
 // lib/core/index.ts is the internal barrel the other layers use; it is not a package entry.
-export { createLockEngine, openLockEngine } from './topology/create-lock-engine';
+export { createLockEngine } from './topology/create-lock-engine';
 export { LockEngine } from './engine/lock-engine';
 export type { CreateLockEngineOptions } from './options/resolve-lock-config';
 export type { LockEngineOptions, LockOptions, ReplicaAckOptions } from './options/lock-options';
 export { MAX_DURATION_MS, MAX_KEY_BYTES } from './options/lock-options';
 export { MAX_MULTI_KEYS } from './multi/multi-keys';
-export { isLockKeyError } from './options/lock-key';
+export { isLockKeyError } from './options/validation';
 export type { LockHandle } from './engine/lock-grant';
 export type { MultiLockHandle } from './multi/multi-lock-handle';
-export type { LockEngineReadiness, LockEngineStats } from './engine/engine-status';
+export type { LockEngineStats } from './engine/engine-status';
 export { LockEvents } from './engine/lock-events';
 export type { ConnectionState, LockEventMap } from './engine/lock-events';
-export type { RedisConnectionOption } from './redis/redis-connection';
-export type { RedlockOption } from './topology/redlock/redlock-options';
-export type { RedisClient } from './redis/redis-client';
-export { LOCK_KINDS } from './inspection/lock-info';
 export type {
+  ForceReleaseLogOptions,
   ForceReleaseOptions,
   ForceReleaseRecord,
   InspectLockOptions,

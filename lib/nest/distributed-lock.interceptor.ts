@@ -11,19 +11,14 @@ import {
   ServiceUnavailableException,
 } from '@nestjs/common';
 import { catchError, Observable, throwError } from 'rxjs';
-import {
-  isLockKeyError,
-  LockError,
-  LockNotAcquiredError,
-  LockRedisError,
-  LockServiceClosedError,
-} from '../core';
+import type { LockError, LockNotAcquiredError } from '../core';
 import { LOCK_UNAVAILABLE_MESSAGE } from './distributed-lock.messages';
 import { DISTRIBUTED_LOCK_SETTINGS } from './distributed-lock.module-definition';
 import { LockedException } from './locked.exception';
 import { DEFAULT_BUSY_STATUS, DistributedLockSettings } from './module-options';
 import { retryAfterSeconds } from './retry-after';
 import { escapeForLog } from './log-escape';
+import { lockErrorCode } from './transports/lock-error-answer';
 
 // Set on the request by the outermost instance, so one translation happens per request even when
 // the module's global interceptor and a user's own (sub)class are both registered.
@@ -71,15 +66,18 @@ export class DistributedLockInterceptor implements NestInterceptor {
       .pipe(catchError((error: unknown) => throwError(() => this.translate(context, error))));
   }
 
-  /** Maps one error; anything that is not a lock error is returned unchanged. */
+  /** Maps one error (classified once, by lockErrorCode); anything that is not a lock error is returned unchanged. */
   protected translate(context: ExecutionContext, error: unknown): unknown {
-    // Shutting down (closed service, or a waiter given up by close()): the request may succeed on
-    // another replica. Checked first: it is also a LockNotAcquiredError.
-    if (error instanceof LockServiceClosedError) return this.createUnavailableException(context, error);
-    if (error instanceof LockNotAcquiredError) return this.createLockedException(context, error);
-    if (error instanceof LockRedisError) return this.createUnavailableException(context, error);
-    if (isLockKeyError(error)) return new BadRequestException(error.message, { cause: error });
-    return error;
+    switch (lockErrorCode(error)) {
+      case 'LOCKED':
+        return this.createLockedException(context, error as LockNotAcquiredError);
+      case 'SERVICE_UNAVAILABLE':
+        return this.createUnavailableException(context, error as LockError);
+      case 'BAD_USER_INPUT':
+        return new BadRequestException((error as Error).message, { cause: error });
+      default:
+        return error; // any other lock error is a bug, not the client's doing: Nest answers 500
+    }
   }
 
   /** The answer to "busy": sets `Retry-After` and returns a LockedException. */

@@ -1,6 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_INTERCEPTOR, DiscoveryModule } from '@nestjs/core';
-import { DistributedLockEngine } from './distributed-lock-engine';
+import { LockEngine } from '../core';
 import { DistributedLockInterceptor } from './distributed-lock.interceptor';
 import {
   DistributedLockConfigurableModule,
@@ -34,12 +34,7 @@ import { DistributedLockTransportInterceptor } from './transports/distributed-lo
     { provide: APP_INTERCEPTOR, useClass: DistributedLockInterceptor },
     { provide: APP_INTERCEPTOR, useClass: DistributedLockTransportInterceptor },
   ],
-  exports: [
-    DistributedLockService,
-    DistributedLockEngine,
-    DISTRIBUTED_LOCK_SETTINGS,
-    DISTRIBUTED_LOCK_MODULE_OPTIONS,
-  ],
+  exports: [DistributedLockService, LockEngine, DISTRIBUTED_LOCK_SETTINGS, DISTRIBUTED_LOCK_MODULE_OPTIONS],
 })
 export class DistributedLockModule extends DistributedLockConfigurableModule {
   /** As the builder's, but refuses options without a way to build them (else Nest's "argument at index [0]"). */

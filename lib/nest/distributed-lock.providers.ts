@@ -1,6 +1,5 @@
 import type { FactoryProvider } from '@nestjs/common';
-import { openLockEngine } from '../core';
-import { DistributedLockEngine } from './distributed-lock-engine';
+import { LockEngine, openLockEngine } from '../core';
 import {
   DISTRIBUTED_LOCK_MODULE_OPTIONS,
   DISTRIBUTED_LOCK_SETTINGS,
@@ -18,8 +17,8 @@ export const settingsProvider: FactoryProvider<DistributedLockSettings> = {
  * The engine, built by one factory from the resolved options. Connections it opens connect on
  * first use, so a start-up that fails later leaves no socket behind; the service closes it.
  */
-export const engineProvider: FactoryProvider<DistributedLockEngine> = {
-  provide: DistributedLockEngine,
+export const engineProvider: FactoryProvider<LockEngine> = {
+  provide: LockEngine,
   useFactory: (settings: DistributedLockSettings) => openLockEngine(settings.config),
   inject: [DISTRIBUTED_LOCK_SETTINGS],
 };

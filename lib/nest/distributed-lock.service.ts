@@ -21,7 +21,7 @@ import type {
   LockOptions,
   MultiLockHandle,
 } from '../core';
-import { DistributedLockEngine } from './distributed-lock-engine';
+import { LockEngine } from '../core';
 import { DISTRIBUTED_LOCK_SETTINGS } from './distributed-lock.module-definition';
 import { SERVICE_CLOSED_MESSAGE } from './distributed-lock.messages';
 import type { DistributedLockHealth } from './interfaces';
@@ -29,8 +29,12 @@ import type { DistributedLockSettings } from './module-options';
 import { logForceReleases } from './force-release-log';
 
 /**
- * Distributed locks on Redis, injectable. A thin Nest face over the engine it gets through the
- * DistributedLockEngine token; closes that engine in onApplicationShutdown.
+ * Distributed locks on Redis, injectable: the Nest face of the lock engine Nest provides (the
+ * LockEngine class is the token, exported as DistributedLockEngine). It adds what Nest needs:
+ * logging of connection changes, refusals and force releases through Nest's Logger, health() for
+ * readiness probes, and the engine's close in onApplicationShutdown. The calls forward to the
+ * engine; they are declared here (not derived from LockEngine) because subclasses override them as
+ * methods, which a type derived from another class cannot offer.
  */
 @Injectable()
 export class DistributedLockService implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
@@ -42,7 +46,7 @@ export class DistributedLockService implements OnModuleInit, OnApplicationBootst
   private readonly refused = new Map<string, string>();
 
   constructor(
-    @Inject(DistributedLockEngine) private readonly engine: DistributedLockEngine,
+    @Inject(LockEngine) private readonly engine: LockEngine,
     /** The module options, resolved once. */
     @Inject(DISTRIBUTED_LOCK_SETTINGS) readonly settings: DistributedLockSettings,
   ) {}

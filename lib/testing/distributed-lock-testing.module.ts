@@ -1,7 +1,7 @@
 import { DynamicModule, Injectable, Module, OnApplicationShutdown } from '@nestjs/common';
 import { APP_INTERCEPTOR, DiscoveryModule } from '@nestjs/core';
 import type { LockEngineOptions } from '../core';
-import { DistributedLockEngine } from '../nest/distributed-lock-engine';
+import { LockEngine } from '../core/engine/lock-engine';
 import { DistributedLockInterceptor } from '../nest/distributed-lock.interceptor';
 import {
   DISTRIBUTED_LOCK_MODULE_OPTIONS,
@@ -49,8 +49,9 @@ class InMemoryEngineCloser implements OnApplicationShutdown {
  * @DistributedLock() and HTTP mapping (busy → 423, backend failure → 503), on the real lock engine
  * over an in-memory backend. Single process, no Redis: for tests only.
  *
- * Its only tie to the Nest layer is the DistributedLockEngine token: it provides an in-memory
- * engine there, and everything else is the production Nest layer.
+ * Its only tie to the Nest layer is the engine's token (LockEngine, exported as DistributedLockEngine):
+ * it provides the real engine over the in-memory backend there, and everything else is the
+ * production Nest layer.
  */
 @Module({})
 export class DistributedLockTestingModule {
@@ -80,7 +81,7 @@ export class DistributedLockTestingModule {
         },
         // The one door: the service and the decorator reach this engine through the same token.
         {
-          provide: DistributedLockEngine,
+          provide: LockEngine,
           useFactory: (controls: LockTestingControls) => controls.engine,
           inject: [LockTestingControls],
         },
@@ -91,12 +92,7 @@ export class DistributedLockTestingModule {
         { provide: APP_INTERCEPTOR, useClass: DistributedLockInterceptor },
         { provide: APP_INTERCEPTOR, useClass: DistributedLockTransportInterceptor },
       ],
-      exports: [
-        DistributedLockService,
-        DistributedLockEngine,
-        DISTRIBUTED_LOCK_SETTINGS,
-        LockTestingControls,
-      ],
+      exports: [DistributedLockService, LockEngine, DISTRIBUTED_LOCK_SETTINGS, LockTestingControls],
     };
   }
 }

@@ -4,7 +4,7 @@ import { KeySpace, LockKindTag } from '../core/kinds/key-space';
 import type { LockEngine } from '../core/engine/lock-engine';
 import type { AttemptRequest, LockKind } from '../core/kinds/lock-kind';
 import { LockOptions, MAX_DURATION_MS } from '../core/options/lock-options';
-import { assertLockKey } from '../core/options/lock-key';
+import { assertLockKey } from '../core/options/validation';
 import { assertDuration } from '../core/options/validation';
 import type { InMemoryLockBackend } from './memory/in-memory-backend';
 import type { MemoryStore } from './memory/memory-store';
@@ -131,15 +131,16 @@ export class LockTestingControls {
       if (!store.exists(names.lock)) continue;
       lost++;
       const ttl = store.pttl(names.lock);
-      if (options.takeOver && store.type(names.lock) === 'string') {
-        store.setString(names.lock, randomId(), ttl);
-      } else if (options.takeOver && store.hash(names.lock)?.has('owner')) {
-        store.hset(names.lock, { owner: randomId() });
+      const type = store.type(names.lock);
+      if (options.takeOver && type === 'string') {
+        store.set(names.lock, randomId(), ttl);
+      } else if (options.takeOver && type === 'hash' && store.hexists(names.lock, 'owner')) {
+        store.hset(names.lock, 'owner', randomId());
       } else {
         // Shared-holder kinds keep their holders in `aux`; the fair lock's `aux` is its queue (kept).
         store.del(names.lock, ...(tag === 'rw' || tag === 'sem' ? [names.aux] : []));
       }
-      store.publish(names.channel);
+      store.publish(names.channel, 'released');
     }
     return lost;
   }

@@ -1,7 +1,11 @@
 import { BadRequestException, Injectable } from '@nestjs/common';
 import { DistributedLockService, LockOptions } from '../../lib';
-import { FencedRecord, FencedStore } from './fenced-store';
+import { FencedRecord } from './fenced-store';
 import { InsufficientStockException } from './inventory-errors';
+import { lockKey } from './inventory-lock';
+import { InventoryStore } from './inventory-store';
+
+export { lockKey } from './inventory-lock';
 
 /** Both records after a transfer. */
 export interface TransferResult {
@@ -14,15 +18,16 @@ const INVENTORY_LOCK: LockOptions = {};
 
 /**
  * Inventory that locks BY HAND with the injected lock service, the way a service does when the
- * lock key is not simply a method argument. Every write goes to the FencedStore with the fencing
- * token of the lock it was made under, so a holder that lost its lock (paused past its lease) and
- * writes late is refused by the storage rather than trusted.
+ * lock key is not simply a method argument. Every write goes to the InventoryStore (Redis, or
+ * PostgreSQL with DATABASE_URL), which takes the fence of the lock from the async context, so a
+ * holder that lost its lock (paused past its lease) and writes late is refused by the storage
+ * rather than trusted.
  */
 @Injectable()
 export class InventoryService {
   constructor(
     private readonly locks: DistributedLockService,
-    private readonly store: FencedStore,
+    private readonly store: InventoryStore,
   ) {}
 
   /** The record of `sku`: quantity and the fencing token of its last writer. */
@@ -32,10 +37,9 @@ export class InventoryService {
 
   /** Adds `qty` units to `sku` under its lock (`using()` releases it whatever happens). */
   restock(sku: string, qty: number): Promise<FencedRecord> {
-    return this.locks.using(lockKey(sku), INVENTORY_LOCK, async (lock) => {
-      const record = await this.store.read(sku);
-      const [written] = await this.store.write([{ sku, qty: record.qty + qty, token: lock.fencingToken }]);
-      return written;
+    return this.locks.using(lockKey(sku), INVENTORY_LOCK, async () => {
+      const [written] = await this.store.update([sku], ([stock]) => [stock! + qty]);
+      return written!;
     });
   }
 
@@ -47,19 +51,12 @@ export class InventoryService {
    */
   transfer(from: string, to: string, qty: number): Promise<TransferResult> {
     if (from === to) throw new BadRequestException('"from" and "to" must be different SKUs');
-    return this.locks.using([lockKey(from), lockKey(to)], INVENTORY_LOCK, async (lock) => {
-      const [source, target] = await Promise.all([this.store.read(from), this.store.read(to)]);
-      if (source.qty < qty) throw new InsufficientStockException(from, source.qty, qty);
-      const [written1, written2] = await this.store.write([
-        { sku: from, qty: source.qty - qty, token: lock.fencingTokens[lockKey(from)]! },
-        { sku: to, qty: target.qty + qty, token: lock.fencingTokens[lockKey(to)]! },
-      ]);
-      return { from: written1, to: written2 };
+    return this.locks.using([lockKey(from), lockKey(to)], INVENTORY_LOCK, async () => {
+      const [written1, written2] = await this.store.update([from, to], ([source, target]) => {
+        if (source! < qty) throw new InsufficientStockException(from, source!, qty);
+        return [source! - qty, target! + qty];
+      });
+      return { from: written1!, to: written2! };
     });
   }
-}
-
-/** The lock key of one SKU (the library hash-tags and prefixes it). */
-export function lockKey(sku: string): string {
-  return `inventory:${sku}`;
 }

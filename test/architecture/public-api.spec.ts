@@ -39,6 +39,23 @@ function exportedNames(files: string[]): Map<string, string[]> {
   );
 }
 
+/**
+ * The names docs/API.md lists in the tables of `entry`'s section (from its `## \`entry\`` heading to
+ * the next such heading): the first cell of each row, when it is one backticked name.
+ */
+function documentedNames(docs: string, entry: string): string[] {
+  const start = docs.indexOf(`## \`${entry}\``);
+  if (start < 0) return [];
+  const next = docs.indexOf('\n## ', start + 1);
+  const section = docs.slice(start, next < 0 ? undefined : next);
+  const listed: string[] = [];
+  for (const line of section.split('\n')) {
+    const first = /^\|\s*`([A-Za-z_$][\w$]*)`\s*\|/.exec(line);
+    if (first) listed.push(first[1]!);
+  }
+  return listed;
+}
+
 describe('the public API', () => {
   const files = Object.values(ENTRIES).map((f) => path.join(ROOT, f));
   const names = exportedNames(files);
@@ -47,6 +64,13 @@ describe('the public API', () => {
   it.each(Object.entries(ENTRIES))('every name %s exports has an entry in docs/API.md', (_entry, file) => {
     const undocumented = names.get(path.join(ROOT, file))!.filter((name) => !docs.includes(`\`${name}\``));
     expect(undocumented).toEqual([]);
+  });
+
+  it.each(Object.entries(ENTRIES))('every name docs/API.md lists for %s is exported by it', (entry, file) => {
+    const exported = new Set(names.get(path.join(ROOT, file)));
+    const listed = documentedNames(docs, entry);
+    expect(listed.length).toBeGreaterThan(0);
+    expect(listed.filter((name) => !exported.has(name))).toEqual([]);
   });
 
   it('the root entry stays a curated list (about 40 names), not the internals', () => {

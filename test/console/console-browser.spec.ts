@@ -13,7 +13,7 @@ import {
   E2E_LOCK_PREFIX,
   startSampleAppUnderTest,
   type SampleAppUnderTest,
-} from '../e2e/support/sample-app-under-test';
+} from '../support/sample-app-under-test';
 import { useLockEnv, whenAborted } from '../support/lock-env';
 import { waitUntil } from '../support/wait';
 

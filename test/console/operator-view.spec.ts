@@ -5,7 +5,6 @@
  * and waiters; a force release through the console evicts the holder, fences its stale write out,
  * grants a waiter a higher token and leaves an audit entry.
  */
-import * as path from 'path';
 import type { ForceReleaseRecord, LockInfo } from '../../lib/core';
 
 /** GET /locks/api/locks/:key */
@@ -13,18 +12,18 @@ interface ShowBody {
   lock: LockInfo;
   forceReleases: ForceReleaseRecord[];
 }
-import { DistributedLockService } from '../../lib/nest';
+import { DistributedLockService } from '../../lib';
 import {
   E2E_LOCK_PREFIX,
   startSampleAppUnderTest,
   type SampleAppUnderTest,
-} from '../e2e/support/sample-app-under-test';
+} from '../support/sample-app-under-test';
 import { uniqueKey, useLockEnv } from '../support/lock-env';
 import type { WorkerProcess } from '../support/spawn-worker';
 import { waitUntil } from '../support/wait';
-import { runCliProcess } from './support/run-cli';
+import { runCliProcess } from '../support/run-cli';
 
-const env = useLockEnv({ keyPrefix: E2E_LOCK_PREFIX, workersDir: path.join(__dirname, 'workers') });
+const env = useLockEnv({ keyPrefix: E2E_LOCK_PREFIX });
 const AUTH = { authorization: `Basic ${Buffer.from('ops:ops').toString('base64')}` };
 
 let sample: SampleAppUnderTest | undefined;
@@ -41,7 +40,7 @@ interface Replica {
 
 async function startReplica(n: number): Promise<Replica> {
   const app = `replica-${n}`;
-  const worker = env.worker('operator-worker.ts', { env: { APP: app } });
+  const worker = env.worker('holder-worker.ts', { env: { APP: app } });
   const ready = await worker.waitForMessage((m) => m.type === 'ready', 60_000);
   return { worker, pid: ready.pid, app };
 }
@@ -186,13 +185,13 @@ describe('the operator view across processes', () => {
     ]);
     expect(winner.m.token).toBeGreaterThan(tokens.mutex);
     const record = `${E2E_LOCK_PREFIX}record:${base}`;
-    winner.r.worker.send({ type: 'write', id: 'wm', record });
+    winner.r.worker.send({ type: 'write', id: 'wm', resource: record });
     expect(await winner.r.worker.waitForMessage((m) => m.type === 'written' && m.id === 'wm')).toMatchObject({
-      ok: true,
+      accepted: true,
     });
-    r1!.worker.send({ type: 'write', id: 'm', record });
+    r1!.worker.send({ type: 'write', id: 'm', resource: record });
     const stale = await r1!.worker.waitForMessage((m) => m.type === 'written' && m.id === 'm');
-    expect(stale).toMatchObject({ ok: false, token: tokens.mutex, last: winner.m.token });
+    expect(stale).toMatchObject({ accepted: false, token: tokens.mutex, last: winner.m.token });
 
     const audit = (await (
       await api(`/api/locks/${encodeURIComponent(k.mutex)}`, { headers: AUTH })

@@ -5,7 +5,7 @@
 import { KeySpace } from '../../lib/core/kinds/key-space';
 import type { LockEngine } from '../../lib/core/engine/lock-engine';
 import { commandsDuring, nextEvent, track, uniqueKey, useLockEnv } from '../support/lock-env';
-import { engineOnConnectedClient } from './support/refusal';
+import { engineOnConnectedClient } from '../support/refusal';
 
 const PREFIX = 'abort:';
 const keys = new KeySpace(PREFIX);

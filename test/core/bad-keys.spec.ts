@@ -7,7 +7,7 @@ import calculateSlot from 'cluster-key-slot';
 import { KeySpace } from '../../lib/core/kinds/key-space';
 import type { LockEngine } from '../../lib/core/engine/lock-engine';
 import { commandsDuring, uniqueKey, useLockEnv } from '../support/lock-env';
-import { engineOnConnectedClient, expectRefused } from './support/refusal';
+import { engineOnConnectedClient, expectRefused } from '../support/refusal';
 
 const PREFIX = 'badkey:';
 const keys = new KeySpace(PREFIX);

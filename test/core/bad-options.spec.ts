@@ -9,7 +9,7 @@ import { LockWrongTypeError } from '../../lib/core/errors';
 import { KeySpace } from '../../lib/core/kinds/key-space';
 import type { LockEngine } from '../../lib/core/engine/lock-engine';
 import { commandsDuring, uniqueKey, useLockEnv } from '../support/lock-env';
-import { engineOnConnectedClient, expectRefused, lockCalls } from './support/refusal';
+import { engineOnConnectedClient, expectRefused, lockCalls } from '../support/refusal';
 
 const PREFIX = 'badopt:';
 const keys = new KeySpace(PREFIX);

@@ -8,7 +8,7 @@ import { KeySpace } from '../../lib/core/kinds/key-space';
 import type { LockEngine } from '../../lib/core/engine/lock-engine';
 import { commandsDuring, uniqueKey, useLockEnv, whenAborted } from '../support/lock-env';
 import { sleep } from '../support/wait';
-import { engineOnConnectedClient } from './support/refusal';
+import { engineOnConnectedClient } from '../support/refusal';
 
 const PREFIX = 'extend:';
 const keys = new KeySpace(PREFIX);

@@ -9,7 +9,7 @@ import { LockNotAcquiredError } from '../../lib/core/errors';
 import type { LockEngine } from '../../lib/core/engine/lock-engine';
 import { keysWithoutTtl } from '../support/redis-assertions';
 import { commandsDuring, uniqueKey, useLockEnv } from '../support/lock-env';
-import { engineOnConnectedClient } from './support/refusal';
+import { engineOnConnectedClient } from '../support/refusal';
 
 const PREFIX = 'hostile:';
 const keys = new KeySpace(PREFIX);

@@ -3,15 +3,14 @@
  * long as it is held and tells the holder the moment it finds the key gone; a holder that dies
  * without releasing frees the lock when its lease runs out.
  */
-import * as path from 'path';
 import { LockLostError } from '../../lib/core/errors';
 import { KeySpace } from '../../lib/core/kinds/key-space';
 import { monotonicMs } from '../../lib/core/engine/ids';
-import { spawnWorker, WorkerProcess } from '../support/spawn-worker';
+import { spawnWorker, workerPath, WorkerProcess } from '../support/spawn-worker';
 import { waitUntil } from '../support/wait';
 import { holdCount, nextEvent, track, uniqueKey, useLockEnv, whenAborted } from '../support/lock-env';
 
-const WORKER = path.join(__dirname, 'workers', 'lock-worker.ts');
+const WORKER = workerPath('holder-worker.ts');
 const PREFIX = 'lease:';
 const keys = new KeySpace(PREFIX);
 const lockName = (key: string): string => keys.names(key, 'm').lock;
@@ -181,7 +180,7 @@ describe('a holder process that dies', () => {
       const key = uniqueKey('killed');
       worker.send({ type: 'acquire', id: 'h', key, options });
       const held = await worker.waitForMessage((m) => m.id === 'h', 30_000);
-      expect(held).toMatchObject({ type: 'acquired' });
+      expect(held).toMatchObject({ type: 'granted' });
 
       const engine = env.engine({ keyPrefix: PREFIX });
       const waiter = track(engine.acquire(key, { waitMs: 60_000 }));
@@ -193,7 +192,7 @@ describe('a holder process that dies', () => {
       expect(pttl === -2 || (pttl > 0 && pttl <= 1500)).toBe(true);
 
       const handle = await waiter.result;
-      expect(handle.fencingToken).toBeGreaterThan(held.fencingToken);
+      expect(handle.fencingToken).toBeGreaterThan(held.token);
       expect(await env.admin.hget(lockName(key), 'fence')).toBe(String(handle.fencingToken));
       expect(await handle.release()).toBe(true);
     },

@@ -3,13 +3,12 @@
  * polling: the backoff is set to 60 s, far longer than these tests may run, and every waiter still
  * gets the lock after the release with no more Redis attempts than wake-ups explain.
  */
-import * as path from 'path';
 import { KeySpace } from '../../lib/core/kinds/key-space';
 import type { LockHandle } from '../../lib/core/engine/lock-grant';
-import { spawnWorker, WorkerProcess } from '../support/spawn-worker';
+import { spawnWorker, workerPath, WorkerProcess } from '../support/spawn-worker';
 import { EventPayload, LockEnv, nextEvent, track, uniqueKey, useLockEnv } from '../support/lock-env';
 
-const WORKER = path.join(__dirname, 'workers', 'lock-worker.ts');
+const WORKER = workerPath('holder-worker.ts');
 const PREFIX = 'wake:';
 /** Polling can never be what wakes a waiter here: the first poll would come after a minute. */
 const NO_POLLING = { keyPrefix: PREFIX, backoff: { initialMs: 60_000, maxMs: 60_000 } };
@@ -115,15 +114,15 @@ describe('wake-up on release', () => {
     worker.send({ type: 'acquire', id: 'w1', key, options: WAIT });
     await worker.waitForMessage((m) => m.type === 'contended' && m.key === key, 30_000);
     await worker.waitForMessage((m) => m.type === 'contended' && m.key === key, 30_000);
-    expect(worker.messages.some((m) => m.type === 'acquired' || m.type === 'failed')).toBe(false);
+    expect(worker.messages.some((m) => m.type === 'granted' || m.type === 'failed')).toBe(false);
 
     await holder.release();
     const got = await worker.waitForMessage(
-      (m) => m.id === 'w1' && (m.type === 'acquired' || m.type === 'failed'),
+      (m) => m.id === 'w1' && (m.type === 'granted' || m.type === 'failed'),
       30_000,
     );
-    expect(got).toMatchObject({ type: 'acquired', attempts: 3 });
-    expect(got.fencingToken).toBeGreaterThan(holder.fencingToken);
+    expect(got).toMatchObject({ type: 'granted', attempts: 3 });
+    expect(got.token).toBeGreaterThan(holder.fencingToken);
     worker.send({ type: 'release', id: 'w1' });
     expect(await worker.waitForMessage((m) => m.type === 'released', 30_000)).toMatchObject({ result: true });
     expect(await env.admin.exists(keys.names(key).lock)).toBe(0);
@@ -153,14 +152,14 @@ describe('wake-up on release', () => {
     // Whichever remote worker wins next holds the lock until it is told to release it.
     const outcomes = remote.map((w, i) =>
       w
-        .waitForMessage((m) => m.id === `r${i}` && (m.type === 'acquired' || m.type === 'failed'), 60_000)
+        .waitForMessage((m) => m.id === `r${i}` && (m.type === 'granted' || m.type === 'failed'), 60_000)
         .then((m) => ({ w, m })),
     );
     const pending = new Set(outcomes);
     while (pending.size > 0) {
       const next = await Promise.race([...pending].map((p) => p.then((value) => ({ p, value }))));
       pending.delete(next.p);
-      expect(next.value.m).toMatchObject({ type: 'acquired' });
+      expect(next.value.m).toMatchObject({ type: 'granted' });
       next.value.w.send({ type: 'release', id: next.value.m.id });
       expect(await next.value.w.waitForMessage((m) => m.type === 'released', 30_000)).toMatchObject({
         result: true,
@@ -172,7 +171,7 @@ describe('wake-up on release', () => {
     // No waiter polled: every attempt is explained by a wake-up (a release) or the initial two.
     const releases = 1 + remote.length + locals.length;
     const remoteAttempts = remote.map(
-      (w) => w.messages.find((m) => m.type === 'acquired')!.attempts as number,
+      (w) => w.messages.find((m) => m.type === 'granted')!.attempts as number,
     );
     for (const attempts of [...remoteAttempts, ...events.map((e) => e.attempts)]) {
       expect(attempts).toBeLessThanOrEqual(2 + releases);

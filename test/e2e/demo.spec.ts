@@ -1,7 +1,7 @@
 import type { RouteResult } from '../../sample-app/load/load-run';
 import { spawnWorker } from '../support/spawn-worker';
 import { waitUntil } from '../support/wait';
-import { processesWithEnv } from './support/marked-processes';
+import { processesWithEnv } from '../support/marked-processes';
 
 // The demo compiles and starts a redis-server and two Nest workers: generous on a busy 2-core box.
 jest.setTimeout(300_000);

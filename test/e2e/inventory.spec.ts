@@ -7,7 +7,7 @@ import {
   E2E_LOCK_PREFIX,
   startSampleAppUnderTest,
   type SampleAppUnderTest,
-} from './support/sample-app-under-test';
+} from '../support/sample-app-under-test';
 
 jest.setTimeout(120_000);
 

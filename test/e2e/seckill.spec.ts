@@ -1,12 +1,12 @@
 import { createLockEngine, LockEngine } from '../../lib/core/public';
 import { startRedis, type RedisServerProcess } from '../support/redis-server';
-import { InterleavingBarrier } from './support/interleaving-barrier';
+import { InterleavingBarrier } from '../support/interleaving-barrier';
 import {
   closeApps,
   E2E_LOCK_PREFIX,
   startSampleAppUnderTest,
   type SampleAppUnderTest,
-} from './support/sample-app-under-test';
+} from '../support/sample-app-under-test';
 
 jest.setTimeout(120_000);
 

@@ -7,7 +7,7 @@
 import type { WorkerProcess } from '../support/spawn-worker';
 import { waitUntil } from '../support/wait';
 import { uniqueKey, useLockEnv } from '../support/lock-env';
-import { FAMILY_ENV, lockNames } from './support/family-locks';
+import { FAMILY_ENV, lockNames } from '../support/family-locks';
 
 const env = useLockEnv(FAMILY_ENV);
 
@@ -15,7 +15,13 @@ const FAIR = { fair: true };
 
 async function startHolders(n: number, orderKey: string): Promise<WorkerProcess[]> {
   const workers = Array.from({ length: n }, () =>
-    env.worker('holder-worker.ts', { env: { ORDER_KEY: orderKey, FAIR_COHORTS: '1' } }),
+    env.worker('holder-worker.ts', {
+      env: {
+        ORDER_KEY: orderKey,
+        // Fair cohorts, with a time budget no busy machine runs out of.
+        ENGINE_OPTIONS: JSON.stringify({ cohort: { passes: 32, budgetMs: 60_000, fair: true } }),
+      },
+    }),
   );
   await Promise.all(workers.map((w) => w.waitForMessage((m) => m.type === 'ready', 60_000)));
   return workers;

@@ -9,7 +9,7 @@ import type { LockHandle } from '../../lib/core';
 import { keysWithoutTtl } from '../support/redis-assertions';
 import { waitUntil } from '../support/wait';
 import { commandsDuring, nextEvent, track, uniqueKey, useLockEnv } from '../support/lock-env';
-import { FAMILY_ENV, lockNames, PREFIX } from './support/family-locks';
+import { FAMILY_ENV, lockNames, PREFIX } from '../support/family-locks';
 
 const env = useLockEnv(FAMILY_ENV);
 

@@ -8,7 +8,7 @@ import calculateSlot from 'cluster-key-slot';
 import { keysWithoutTtl } from '../support/redis-assertions';
 import { waitUntil } from '../support/wait';
 import { uniqueKey, useLockEnv, whenAborted } from '../support/lock-env';
-import { FAMILY_ENV, lockNames, PREFIX } from './support/family-locks';
+import { FAMILY_ENV, lockNames, PREFIX } from '../support/family-locks';
 
 const env = useLockEnv(FAMILY_ENV);
 

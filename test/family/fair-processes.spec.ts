@@ -5,7 +5,7 @@
 import type { WorkerProcess } from '../support/spawn-worker';
 import { waitUntil } from '../support/wait';
 import { uniqueKey, useLockEnv } from '../support/lock-env';
-import { FAMILY_ENV, lockNames } from './support/family-locks';
+import { FAMILY_ENV, lockNames } from '../support/family-locks';
 
 const env = useLockEnv(FAMILY_ENV);
 
@@ -104,7 +104,12 @@ describe('fair lock across processes', () => {
     const key = uniqueKey('fair-no-barging');
     const orderKey = `${key}:order`;
     // A backoff cap of 60 s gives the queued waiter a 242 s deadline: frozen, it keeps its place.
-    const head = env.worker('holder-worker.ts', { env: { ORDER_KEY: orderKey, BACKOFF_MAX_MS: '60000' } });
+    const head = env.worker('holder-worker.ts', {
+      env: {
+        ORDER_KEY: orderKey,
+        ENGINE_OPTIONS: JSON.stringify({ backoff: { initialMs: 1, maxMs: 60_000 } }),
+      },
+    });
     await head.waitForMessage((m) => m.type === 'ready', 60_000);
     const engine = env.engine();
     const holder = await engine.acquire(key, FAIR);

@@ -4,7 +4,7 @@
  */
 import { LockNotAcquiredError, LockUpgradeError } from '../../lib/core/errors';
 import { uniqueKey, useLockEnv } from '../support/lock-env';
-import { FAMILY_ENV, lockNames } from './support/family-locks';
+import { FAMILY_ENV, lockNames } from '../support/family-locks';
 
 const env = useLockEnv(FAMILY_ENV);
 

@@ -2,10 +2,10 @@
  * Read-write lock across OS processes: readers overlap and writers exclude everything (checked on
  * a Redis-side timeline), and a reader that dies or freezes frees its share after its own lease.
  */
-import { replayIntervals } from './support/interval-log';
+import { replayIntervals } from '../support/interval-log';
 import { waitUntil } from '../support/wait';
 import { uniqueKey, useLockEnv } from '../support/lock-env';
-import { FAMILY_ENV, lockNames } from './support/family-locks';
+import { FAMILY_ENV, lockNames } from '../support/family-locks';
 
 const env = useLockEnv(FAMILY_ENV);
 
@@ -57,7 +57,10 @@ describe('read-write lock across processes', () => {
     const key = uniqueKey('rw-killed-reader');
     const names = lockNames(key, 'rw');
     const reader = env.worker('holder-worker.ts', {
-      env: { ORDER_KEY: `${key}:order`, WATCHDOG_LEASE_MS: '1500', RENEW_EVERY_MS: '500' },
+      env: {
+        ORDER_KEY: `${key}:order`,
+        ENGINE_OPTIONS: JSON.stringify({ watchdogLeaseMs: 1500, renewEveryMs: 500 }),
+      },
     });
     await reader.waitForMessage((m) => m.type === 'ready', 60_000);
     reader.send({ type: 'acquire', id: 'reader', key, options: { mode: 'read' } });
@@ -76,7 +79,10 @@ describe('read-write lock across processes', () => {
     const key = uniqueKey('rw-frozen-reader');
     const names = lockNames(key, 'rw');
     const frozen = env.worker('holder-worker.ts', {
-      env: { ORDER_KEY: `${key}:order`, WATCHDOG_LEASE_MS: '1500', RENEW_EVERY_MS: '500' },
+      env: {
+        ORDER_KEY: `${key}:order`,
+        ENGINE_OPTIONS: JSON.stringify({ watchdogLeaseMs: 1500, renewEveryMs: 500 }),
+      },
     });
     await frozen.waitForMessage((m) => m.type === 'ready', 60_000);
     frozen.send({ type: 'acquire', id: 'frozen', key, options: { mode: 'read' } });

@@ -3,7 +3,7 @@
  * (a Redis-side counter records the most seen), and the permit of a killed holder comes back.
  */
 import { uniqueKey, useLockEnv } from '../support/lock-env';
-import { FAMILY_ENV, lockNames } from './support/family-locks';
+import { FAMILY_ENV, lockNames } from '../support/family-locks';
 
 const env = useLockEnv(FAMILY_ENV);
 
@@ -45,7 +45,10 @@ describe('counting semaphore across processes', () => {
   it('gives the permit of a holder killed with SIGKILL back after its lease', async () => {
     const key = uniqueKey('sem-killed');
     const holder = env.worker('holder-worker.ts', {
-      env: { ORDER_KEY: `${key}:order`, WATCHDOG_LEASE_MS: '1500', RENEW_EVERY_MS: '500' },
+      env: {
+        ORDER_KEY: `${key}:order`,
+        ENGINE_OPTIONS: JSON.stringify({ watchdogLeaseMs: 1500, renewEveryMs: 500 }),
+      },
     });
     await holder.waitForMessage((m) => m.type === 'ready', 60_000);
     holder.send({ type: 'acquire', id: 'doomed', key, options: { limit: 1 } });

@@ -6,7 +6,7 @@ import { LockLostError, LockWrongTypeError } from '../../lib/core/errors';
 import { keysWithoutTtl } from '../support/redis-assertions';
 import { waitUntil } from '../support/wait';
 import { uniqueKey, useLockEnv, whenAborted } from '../support/lock-env';
-import { FAMILY_ENV, lockNames, PREFIX } from './support/family-locks';
+import { FAMILY_ENV, lockNames, PREFIX } from '../support/family-locks';
 
 const env = useLockEnv(FAMILY_ENV);
 

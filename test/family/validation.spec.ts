@@ -4,7 +4,7 @@
  */
 import { LockEngine } from '../../lib/core/engine/lock-engine';
 import { commandCounts, uniqueKey, useLockEnv } from '../support/lock-env';
-import { FAMILY_ENV } from './support/family-locks';
+import { FAMILY_ENV } from '../support/family-locks';
 
 // One engine for every test (built below): no clean-up between tests.
 const env = useLockEnv({ ...FAMILY_ENV, cleanupAfterEach: false });

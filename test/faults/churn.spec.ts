@@ -6,10 +6,10 @@
  */
 import { getEventListeners } from 'events';
 import { hostProcess } from '../support/host-process';
-import { epochMs, round1 } from './support/clock';
-import { activeResources, expectCleanRedis, faultEngine, leakedResources } from './support/fault-engine';
-import { useFaultEnv } from './support/fault-env';
-import { faultFigures } from './support/fault-figures';
+import { epochMs, round1 } from '../support/clock';
+import { activeResources, expectCleanRedis, faultEngine, leakedResources } from '../support/fault-engine';
+import { useFaultEnv } from '../support/fault-env';
+import { faultFigures } from '../support/fault-figures';
 import { pubsubChannels } from '../support/redis-assertions';
 import { waitUntil } from '../support/wait';
 

@@ -5,10 +5,10 @@
  * leaving an orphan lock for the whole lease.
  */
 import { LockRedisError } from '../../lib/core';
-import { epochMs, round1 } from './support/clock';
-import { expectCleanRedis, faultEngine, lockKeyOf, PREFIX } from './support/fault-engine';
-import { useFaultEnv } from './support/fault-env';
-import { faultFigures } from './support/fault-figures';
+import { epochMs, round1 } from '../support/clock';
+import { expectCleanRedis, faultEngine, lockKeyOf, PREFIX } from '../support/fault-engine';
+import { useFaultEnv } from '../support/fault-env';
+import { faultFigures } from '../support/fault-figures';
 import { waitUntil } from '../support/wait';
 import { listClients } from '../support/redis-assertions';
 import { KeySpace } from '../../lib/core';

@@ -6,11 +6,11 @@
  * hand-off of the dead lease, waits in Redis while a holder of another process has the lock, and
  * then gets a fresh grant with a higher token.
  */
-import { epochMs, round1 } from './support/clock';
-import { expectCleanRedis, faultEngine } from './support/fault-engine';
-import { useFaultEnv } from './support/fault-env';
-import { faultFigures } from './support/fault-figures';
-import { startHolder } from './support/holders';
+import { epochMs, round1 } from '../support/clock';
+import { expectCleanRedis, faultEngine } from '../support/fault-engine';
+import { useFaultEnv } from '../support/fault-env';
+import { faultFigures } from '../support/fault-figures';
+import { startHolder } from '../support/holders';
 
 const env = useFaultEnv();
 const figures = faultFigures();
@@ -22,30 +22,36 @@ const COHORT = { passes: 32, budgetMs: 3_000, yieldMs: 100 };
 
 it('fences off a handed-over fixed-lease holder frozen past its own lease', async () => {
   const key = 'cohort:sigstop:fixed';
-  const holder = await startHolder('cohort-fixed', env.redis.url, env.storeServer.url, { cohort: COHORT });
+  const holder = await startHolder(env.redis.url, env.storeServer.url, { cohort: COHORT });
   const engine = faultEngine(env.redis.url);
   try {
     // Connects the worker's engine first: an attempt sent before its connection is up would reach
     // Redis only later, when the lock may already be free.
-    holder.send({ cmd: 'hold', key: `${key}:warm-up`, leaseMs: LEASE_MS });
-    await holder.next('acquired', `${key}:warm-up`);
-    holder.send({ cmd: 'release', key: `${key}:warm-up` });
+    holder.send({
+      type: 'acquire',
+      id: `${key}:warm-up`,
+      key: `${key}:warm-up`,
+      options: { leaseMs: LEASE_MS },
+    });
+    await holder.next('granted', `${key}:warm-up`);
+    holder.send({ type: 'release', id: `${key}:warm-up` });
     expect((await holder.next('released', `${key}:warm-up`)).result).toBe(true);
     // The lock is busy elsewhere while three callers of the holder process queue for it, so the
     // first of them is granted in Redis with local waiters behind it (a cohort).
     const gate = await engine.acquire(key, { leaseMs: 20_000 });
-    for (const as of ['first', 'next', 'third']) holder.send({ cmd: 'hold', key, as, leaseMs: LEASE_MS });
-    holder.send({ cmd: 'ping' });
+    for (const as of ['first', 'next', 'third'])
+      holder.send({ type: 'acquire', id: as, key, options: { leaseMs: LEASE_MS } });
+    holder.send({ type: 'ping' });
     await holder.next('pong');
     await gate.release();
-    const first = await holder.next('acquired', 'first');
+    const first = await holder.next('granted', 'first');
     expect(first.token).toBeGreaterThan(gate.fencingToken);
-    holder.send({ cmd: 'release', key, as: 'first' });
-    const next = await holder.next('acquired', 'next');
+    holder.send({ type: 'release', id: 'first' });
+    const next = await holder.next('granted', 'next');
     // A local hand-off: the next token of the block the Redis grant reserved (a Redis grant would
     // start above the whole block).
     expect(next.token).toBe(first.token + 1);
-    holder.send({ cmd: 'write', key, as: 'next' });
+    holder.send({ type: 'write', id: 'next', resource: key });
     expect((await holder.next('written', 'next')).accepted).toBe(true);
 
     holder.process.pause();
@@ -53,26 +59,26 @@ it('fences off a handed-over fixed-lease holder frozen past its own lease', asyn
     const second = await engine.acquire(key, { waitMs: 30_000, leaseMs: 20_000 }); // once the frozen lease ran out
     const secondAt = epochMs();
     expect(second.fencingToken).toBeGreaterThan(next.token);
-    expect(await env.store.write(key, second.fencingToken, 'second')).toBe(true);
+    expect((await env.store.write(key, second.fencingToken, 'second')).accepted).toBe(true);
 
     holder.process.resume();
-    holder.send({ cmd: 'write', key, as: 'next' });
+    holder.send({ type: 'write', id: 'next', resource: key });
     const stale = await holder.next('written', 'next');
     expect(stale.accepted).toBe(false);
-    holder.send({ cmd: 'release', key, as: 'next' });
+    holder.send({ type: 'release', id: 'next' });
     expect((await holder.next('released', 'next')).result).toBe(false);
-    holder.send({ cmd: 'ping' });
+    holder.send({ type: 'ping' });
     await holder.next('pong');
     // No hand-off of the dead lease: the third caller still waits while `second` holds.
-    expect(holder.process.messages.some((m) => m.type === 'acquired' && m.key === 'third')).toBe(false);
+    expect(holder.process.messages.some((m) => m.type === 'granted' && m.id === 'third')).toBe(false);
     expect(second.signal.aborted).toBe(false);
 
     expect(await second.release()).toBe(true);
-    const third = await holder.next('acquired', 'third');
+    const third = await holder.next('granted', 'third');
     expect(third.token).toBeGreaterThan(second.fencingToken);
-    holder.send({ cmd: 'write', key, as: 'third' });
+    holder.send({ type: 'write', id: 'third', resource: key });
     expect((await holder.next('written', 'third')).accepted).toBe(true);
-    holder.send({ cmd: 'release', key, as: 'third' });
+    holder.send({ type: 'release', id: 'third' });
     expect((await holder.next('released', 'third')).result).toBe(true);
     expect(holder.unhandled()).toEqual([]);
     await expectCleanRedis(env.admin);

@@ -5,27 +5,27 @@
  * process has the lock, and only then gets a fresh grant with a higher token; the frozen holder's
  * stale write is rejected by the fencing oracle and its late release reports false.
  */
-import { epochMs, round1 } from './support/clock';
-import { expectCleanRedis, faultEngine } from './support/fault-engine';
-import { useFaultEnv } from './support/fault-env';
-import { faultFigures } from './support/fault-figures';
-import { startHolder } from './support/holders';
+import { epochMs, round1 } from '../support/clock';
+import { expectCleanRedis, faultEngine } from '../support/fault-engine';
+import { useFaultEnv } from '../support/fault-env';
+import { faultFigures } from '../support/fault-figures';
+import { startHolder } from '../support/holders';
 
 const env = useFaultEnv();
 const figures = faultFigures();
 
 it('hands nothing over from a holder frozen past its lease mid-cohort', async () => {
   const key = 'cohort:sigstop';
-  const holder = await startHolder('cohort', env.redis.url, env.storeServer.url);
+  const holder = await startHolder(env.redis.url, env.storeServer.url);
   const engine = faultEngine(env.redis.url);
   try {
-    holder.send({ cmd: 'hold', key, as: 'first' });
-    const first = await holder.next('acquired', 'first');
-    holder.send({ cmd: 'write', key, as: 'first' });
+    holder.send({ type: 'acquire', id: 'first', key });
+    const first = await holder.next('granted', 'first');
+    holder.send({ type: 'write', id: 'first', resource: key });
     expect((await holder.next('written', 'first')).accepted).toBe(true);
     // A second caller of the same process queues behind the first: the cohort's next holder.
-    holder.send({ cmd: 'hold', key, as: 'next' });
-    holder.send({ cmd: 'ping' });
+    holder.send({ type: 'acquire', id: 'next', key });
+    holder.send({ type: 'ping' });
     await holder.next('pong');
 
     holder.process.pause();
@@ -33,26 +33,26 @@ it('hands nothing over from a holder frozen past its lease mid-cohort', async ()
     const second = await engine.acquire(key, { waitMs: 30_000 }); // once the frozen lease ran out
     const secondAt = epochMs();
     expect(second.fencingToken).toBeGreaterThan(first.token);
-    expect(await env.store.write(key, second.fencingToken, 'second')).toBe(true);
+    expect((await env.store.write(key, second.fencingToken, 'second')).accepted).toBe(true);
 
     holder.process.resume();
-    holder.send({ cmd: 'write', key, as: 'first' });
+    holder.send({ type: 'write', id: 'first', resource: key });
     const stale = await holder.next('written', 'first');
     expect(stale.accepted).toBe(false);
-    holder.send({ cmd: 'release', key, as: 'first' });
+    holder.send({ type: 'release', id: 'first' });
     expect((await holder.next('released', 'first')).result).toBe(false);
-    holder.send({ cmd: 'ping' });
+    holder.send({ type: 'ping' });
     await holder.next('pong');
     // No hand-off of the dead lease: the local waiter is still waiting while `second` holds.
-    expect(holder.process.messages.some((m) => m.type === 'acquired' && m.key === 'next')).toBe(false);
+    expect(holder.process.messages.some((m) => m.type === 'granted' && m.id === 'next')).toBe(false);
     expect(second.signal.aborted).toBe(false);
 
     expect(await second.release()).toBe(true);
-    const next = await holder.next('acquired', 'next');
+    const next = await holder.next('granted', 'next');
     expect(next.token).toBeGreaterThan(second.fencingToken);
-    holder.send({ cmd: 'write', key, as: 'next' });
+    holder.send({ type: 'write', id: 'next', resource: key });
     expect((await holder.next('written', 'next')).accepted).toBe(true);
-    holder.send({ cmd: 'release', key, as: 'next' });
+    holder.send({ type: 'release', id: 'next' });
     expect((await holder.next('released', 'next')).result).toBe(true);
     expect(holder.unhandled()).toEqual([]);
     await expectCleanRedis(env.admin);

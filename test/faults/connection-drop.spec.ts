@@ -6,11 +6,11 @@
  * Every call must settle with a result or a typed error, and no lock may outlive its lease.
  */
 import { LockError, LockHandle } from '../../lib/core';
-import { epochMs, round1 } from './support/clock';
-import { DropProxy } from './support/drop-proxy';
-import { expectCleanRedis, faultEngine, lockKeyOf } from './support/fault-engine';
-import { useFaultEnv } from './support/fault-env';
-import { faultFigures } from './support/fault-figures';
+import { epochMs, round1 } from '../support/clock';
+import { TcpProxy } from '../support/tcp-proxy';
+import { expectCleanRedis, faultEngine, lockKeyOf } from '../support/fault-engine';
+import { useFaultEnv } from '../support/fault-env';
+import { faultFigures } from '../support/fault-figures';
 import { listClients } from '../support/redis-assertions';
 import { waitUntil } from '../support/wait';
 import type Redis from 'ioredis';
@@ -129,9 +129,9 @@ describe('scenario 9: connection dropped mid-acquire and mid-release', () => {
   );
 
   describe('reply lost after the server ran the command', () => {
-    let proxy: DropProxy;
+    let proxy: TcpProxy;
     beforeAll(async () => {
-      proxy = await DropProxy.start(env.redis.port);
+      proxy = await TcpProxy.start(env.redis.port);
     });
     afterAll(async () => {
       await proxy?.close();

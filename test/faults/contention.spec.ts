@@ -4,13 +4,12 @@
  * own Redis sees every critical section: at most one inside at a time, every fencing token
  * larger than the last accepted one, and every acquisition accounted for.
  */
-import { summarize } from './support/clock';
-import { expectCleanRedis } from './support/fault-engine';
-import { useFaultEnv } from './support/fault-env';
-import { faultFigures } from './support/fault-figures';
-import { workerPath } from './support/holders';
-import { spawnWorker, WorkerProcess } from '../support/spawn-worker';
-import type { ContenderReport } from './workers/protocol';
+import { summarize } from '../support/clock';
+import { expectCleanRedis } from '../support/fault-engine';
+import { useFaultEnv } from '../support/fault-env';
+import { faultFigures } from '../support/fault-figures';
+import { spawnWorker, workerPath, WorkerProcess } from '../support/spawn-worker';
+import type { ContenderReport } from '../support/workers/fault-contender-worker';
 
 const env = useFaultEnv();
 const figures = faultFigures();
@@ -25,7 +24,7 @@ describe('scenario 1: contention baseline', () => {
     try {
       for (let p = 0; p < PROCESSES; p++) {
         workers.push(
-          spawnWorker(workerPath('contender-worker.ts'), {
+          spawnWorker(workerPath('fault-contender-worker.ts'), {
             env: {
               WORKER_NAME: `p${p}`,
               REDIS_URL: env.redis.url,
@@ -38,7 +37,7 @@ describe('scenario 1: contention baseline', () => {
         );
       }
       await Promise.all(workers.map((w) => w.waitForMessage((m) => m.type === 'ready', 60_000)));
-      for (const w of workers) w.send({ cmd: 'go' });
+      for (const w of workers) w.send({ type: 'go' });
       const reports = await Promise.all(
         workers.map((w) => w.waitForMessage<ContenderReport>((m) => m.type === 'done', 180_000)),
       );

@@ -3,27 +3,27 @@
  * stuck; the next holder gets it once the dead holder's lease runs out (its watchdog is dead
  * too, so nothing renews it). Figures: recovery time from the kill to the next grant.
  */
-import { round1, summarize, epochMs } from './support/clock';
+import { round1, summarize, epochMs } from '../support/clock';
 import {
   expectCleanRedis,
   faultEngine,
   lockKeyOf,
   RENEW_EVERY_MS,
   WATCHDOG_LEASE_MS,
-} from './support/fault-engine';
-import { useFaultEnv } from './support/fault-env';
-import { faultFigures } from './support/fault-figures';
-import { startHolder } from './support/holders';
+} from '../support/fault-engine';
+import { useFaultEnv } from '../support/fault-env';
+import { faultFigures } from '../support/fault-figures';
+import { startHolder } from '../support/holders';
 
 const env = useFaultEnv();
 const figures = faultFigures();
 
 async function crashRound(key: string, leaseMs: number | undefined) {
-  const holder = await startHolder('victim', env.redis.url, env.storeServer.url);
+  const holder = await startHolder(env.redis.url, env.storeServer.url);
   const engine = faultEngine(env.redis.url);
   try {
-    holder.send({ cmd: 'hold', key, leaseMs });
-    const victim = await holder.next('acquired', key);
+    holder.send({ type: 'acquire', id: key, key, options: { leaseMs } });
+    const victim = await holder.next('granted', key);
     // Let the watchdog renew at least once, so the lease left at the kill is its own doing.
     await new Promise((r) => setTimeout(r, 700));
     let settled = false;
@@ -38,7 +38,7 @@ async function crashRound(key: string, leaseMs: number | undefined) {
     expect(status.signal).toBe('SIGKILL');
     expect(gotBeforeKill).toBe(false);
     expect(lock.fencingToken).toBeGreaterThan(victim.token);
-    expect(await env.store.write(key, lock.fencingToken, 'next')).toBe(true);
+    expect((await env.store.write(key, lock.fencingToken, 'next')).accepted).toBe(true);
     expect(await lock.release()).toBe(true);
     return {
       recoveryMs: recoveredAt - killedAt,

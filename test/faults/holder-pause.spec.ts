@@ -7,11 +7,11 @@
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { epochMs, round1 } from './support/clock';
-import { expectCleanRedis, faultEngine, lockKeyOf, WATCHDOG_LEASE_MS } from './support/fault-engine';
-import { useFaultEnv } from './support/fault-env';
-import { faultFigures } from './support/fault-figures';
-import { Holder, startHolder } from './support/holders';
+import { epochMs, round1 } from '../support/clock';
+import { expectCleanRedis, faultEngine, lockKeyOf, WATCHDOG_LEASE_MS } from '../support/fault-engine';
+import { useFaultEnv } from '../support/fault-env';
+import { faultFigures } from '../support/fault-figures';
+import { Holder, startHolder } from '../support/holders';
 
 const env = useFaultEnv();
 const figures = faultFigures();
@@ -27,12 +27,12 @@ async function stalledHolderScenario(
   leaseMs: number | undefined,
   stall: (holder: Holder) => Promise<{ resume: () => void; staleWriteFollows: boolean }>,
 ) {
-  const holder = await startHolder('stalled', env.redis.url, env.storeServer.url);
+  const holder = await startHolder(env.redis.url, env.storeServer.url);
   const engine = faultEngine(env.redis.url);
   try {
-    holder.send({ cmd: 'hold', key, leaseMs });
-    const first = await holder.next('acquired', key);
-    holder.send({ cmd: 'write', key });
+    holder.send({ type: 'acquire', id: key, key, options: { leaseMs } });
+    const first = await holder.next('granted', key);
+    holder.send({ type: 'write', id: key, resource: key });
     expect((await holder.next('written', key)).accepted).toBe(true);
 
     const { resume, staleWriteFollows } = await stall(holder);
@@ -40,26 +40,26 @@ async function stalledHolderScenario(
     const second = await engine.acquire(key, { waitMs: 30_000 });
     const secondAt = epochMs();
     expect(second.fencingToken).toBeGreaterThan(first.token);
-    expect(await env.store.write(key, second.fencingToken, 'second')).toBe(true);
+    expect((await env.store.write(key, second.fencingToken, 'second')).accepted).toBe(true);
     const secondLock = await env.admin.hgetall(lockKeyOf(key));
     expect(holder.process.messages.some((m) => m.type === 'lost')).toBe(false);
 
     const resumedAt = epochMs();
     resume();
-    if (!staleWriteFollows) holder.send({ cmd: 'write', key });
+    if (!staleWriteFollows) holder.send({ type: 'write', id: key, resource: key });
     const lost = await holder.next('lost', key);
     const stale = await holder.next('written', key);
     expect(['expired', 'taken-over']).toContain(lost.reason);
     expect(stale.accepted).toBe(false);
     expect(stale.token).toBe(first.token);
 
-    holder.send({ cmd: 'release', key });
+    holder.send({ type: 'release', id: key });
     expect((await holder.next('released', key)).result).toBe(false);
     expect(await env.admin.hgetall(lockKeyOf(key))).toEqual(secondLock);
     expect(second.isHeld).toBe(true);
     expect(second.signal.aborted).toBe(false);
 
-    holder.send({ cmd: 'ping' });
+    holder.send({ type: 'ping' });
     await holder.next('pong');
     expect(holder.unhandled()).toEqual([]);
     expect(await second.release()).toBe(true);
@@ -102,7 +102,12 @@ describe('scenario 4: holder event loop blocked past its lease', () => {
       try {
         const key = `blocked:${leaseMs ?? 'wd'}`;
         const result = await stalledHolderScenario(key, leaseMs, async (holder) => {
-          holder.send({ cmd: 'block', untilFile: flag, maxMs: 60_000, thenWrite: key });
+          holder.send({
+            type: 'block',
+            untilFile: flag,
+            maxMs: 60_000,
+            thenWrite: { id: key, resource: key },
+          });
           return { resume: () => fs.writeFileSync(flag, 'go'), staleWriteFollows: true };
         });
         await expectCleanRedis(env.admin);

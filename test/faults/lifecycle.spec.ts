@@ -4,7 +4,7 @@
  * rejection or a leftover timer or socket.
  */
 import { LockError, LockLostError, LockNotAcquiredError, LockRedisError } from '../../lib/core';
-import { epochMs, round1 } from './support/clock';
+import { epochMs, round1 } from '../support/clock';
 import {
   aborted,
   activeResources,
@@ -12,9 +12,9 @@ import {
   faultEngine,
   leakedResources,
   lockKeyOf,
-} from './support/fault-engine';
-import { useFaultEnv } from './support/fault-env';
-import { faultFigures } from './support/fault-figures';
+} from '../support/fault-engine';
+import { useFaultEnv } from '../support/fault-env';
+import { faultFigures } from '../support/fault-figures';
 import { getFreePort } from '../support/free-port';
 import { closeClient, redisClient } from '../support/redis-assertions';
 import { waitUntil } from '../support/wait';

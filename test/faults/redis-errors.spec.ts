@@ -6,9 +6,9 @@
  */
 import Redis from 'ioredis';
 import { LockRedisError } from '../../lib/core';
-import { expectCleanRedis, faultEngine, lockKeyOf } from './support/fault-engine';
-import { useFaultEnv } from './support/fault-env';
-import { faultFigures } from './support/fault-figures';
+import { expectCleanRedis, faultEngine, lockKeyOf } from '../support/fault-engine';
+import { useFaultEnv } from '../support/fault-env';
+import { faultFigures } from '../support/fault-figures';
 import { closeClient, redisClient } from '../support/redis-assertions';
 import { startRedis } from '../support/redis-server';
 import { waitUntil } from '../support/wait';

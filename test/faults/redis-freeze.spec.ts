@@ -5,10 +5,10 @@
  * holder as a lost-lock signal while Redis is still frozen; a shorter one must not.
  */
 import { LockError, LockLostError, LockRedisError } from '../../lib/core';
-import { epochMs, round1 } from './support/clock';
-import { aborted, expectCleanRedis, faultEngine } from './support/fault-engine';
-import { useFaultEnv } from './support/fault-env';
-import { faultFigures } from './support/fault-figures';
+import { epochMs, round1 } from '../support/clock';
+import { aborted, expectCleanRedis, faultEngine } from '../support/fault-engine';
+import { useFaultEnv } from '../support/fault-env';
+import { faultFigures } from '../support/fault-figures';
 import { sleep } from '../support/wait';
 
 const env = useFaultEnv();

@@ -6,17 +6,17 @@
  * the fence counter restarts from the server clock (µs), so the new token is still larger.
  */
 import { LockRedisError } from '../../lib/core';
-import { epochMs, round1 } from './support/clock';
+import { epochMs, round1 } from '../support/clock';
 import {
   expectCleanRedis,
   faultEngine,
   lockKeyOf,
   RENEW_EVERY_MS,
   WATCHDOG_LEASE_MS,
-} from './support/fault-engine';
-import { useFaultEnv } from './support/fault-env';
-import { faultFigures } from './support/fault-figures';
-import { startHolder } from './support/holders';
+} from '../support/fault-engine';
+import { useFaultEnv } from '../support/fault-env';
+import { faultFigures } from '../support/fault-figures';
+import { startHolder } from '../support/holders';
 import { sleep } from '../support/wait';
 import type { LockEngine, LockHandle } from '../../lib/core';
 
@@ -46,12 +46,12 @@ describe('scenario 5: Redis restarted without persistence while a lock is held',
     ['fixed lease 1500 ms', 1500],
   ])('tells the holder through its signal and keeps tokens increasing (%s)', async (label, leaseMs) => {
     const key = `restart:${leaseMs ?? 'wd'}`;
-    const holder = await startHolder('first', env.redis.url, env.storeServer.url);
+    const holder = await startHolder(env.redis.url, env.storeServer.url);
     const engine = faultEngine(env.redis.url);
     try {
-      holder.send({ cmd: 'hold', key, leaseMs });
-      const first = await holder.next('acquired', key);
-      holder.send({ cmd: 'write', key });
+      holder.send({ type: 'acquire', id: key, key, options: { leaseMs } });
+      const first = await holder.next('granted', key);
+      holder.send({ type: 'write', id: key, resource: key });
       expect((await holder.next('written', key)).accepted).toBe(true);
       expect(await env.admin.exists(lockKeyOf(key))).toBe(1);
 
@@ -61,14 +61,14 @@ describe('scenario 5: Redis restarted without persistence while a lock is held',
       const { lock: second, redisErrors } = await contender;
       const secondAt = epochMs();
       expect(second.fencingToken).toBeGreaterThan(first.token);
-      expect(await env.store.write(key, second.fencingToken, 'second')).toBe(true);
+      expect((await env.store.write(key, second.fencingToken, 'second')).accepted).toBe(true);
 
       const lost = await holder.next('lost', key);
       expect(['deleted', 'taken-over', 'renewal-failed', 'expired']).toContain(lost.reason);
-      holder.send({ cmd: 'write', key });
+      holder.send({ type: 'write', id: key, resource: key });
       expect((await holder.next('written', key)).accepted).toBe(false);
       const secondLock = await env.admin.hgetall(lockKeyOf(key));
-      holder.send({ cmd: 'release', key });
+      holder.send({ type: 'release', id: key });
       expect((await holder.next('released', key)).result).toBe(false);
       expect(await env.admin.hgetall(lockKeyOf(key))).toEqual(secondLock);
       expect(second.signal.aborted).toBe(false);

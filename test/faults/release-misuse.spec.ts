@@ -3,9 +3,9 @@
  * release after the lease ran out, and a release by a former owner once another owner took the
  * lock all resolve false (never throw) and leave the current holder's key exactly as it was.
  */
-import { aborted, expectCleanRedis, faultEngine, lockKeyOf } from './support/fault-engine';
-import { useFaultEnv } from './support/fault-env';
-import { faultFigures } from './support/fault-figures';
+import { aborted, expectCleanRedis, faultEngine, lockKeyOf } from '../support/fault-engine';
+import { useFaultEnv } from '../support/fault-env';
+import { faultFigures } from '../support/fault-figures';
 import { waitUntil } from '../support/wait';
 import type { LockEngine } from '../../lib/core';
 

@@ -4,8 +4,8 @@
  * owner-checked, until the lease would have ended anyway.
  */
 import { KeySpace } from '../../lib/core';
-import { faultEngine, PREFIX } from './support/fault-engine';
-import { useFaultEnv } from './support/fault-env';
+import { faultEngine, PREFIX } from '../support/fault-engine';
+import { useFaultEnv } from '../support/fault-env';
 import { waitUntil } from '../support/wait';
 
 const env = useFaultEnv();

@@ -4,9 +4,9 @@
  * renewal must reload transparently — one EVAL after the failed EVALSHA, no error surfaced —
  * and the next call must be back on EVALSHA.
  */
-import { expectCleanRedis, faultEngine } from './support/fault-engine';
-import { useFaultEnv } from './support/fault-env';
-import { faultFigures } from './support/fault-figures';
+import { expectCleanRedis, faultEngine } from '../support/fault-engine';
+import { useFaultEnv } from '../support/fault-env';
+import { faultFigures } from '../support/fault-figures';
 import { parseInfo } from '../support/redis-command';
 import { waitUntil } from '../support/wait';
 import type { LockEngine } from '../../lib/core';

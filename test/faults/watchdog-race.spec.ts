@@ -4,16 +4,16 @@
  * often in flight while a lock is being released. No renewal may keep a released lock alive, a
  * normal release may never be reported as a loss, and no timer may survive the last lock.
  */
-import { epochMs, round1 } from './support/clock';
+import { epochMs, round1 } from '../support/clock';
 import {
   activeResources,
   expectCleanRedis,
   faultEngine,
   leakedResources,
   PREFIX,
-} from './support/fault-engine';
-import { useFaultEnv } from './support/fault-env';
-import { faultFigures } from './support/fault-figures';
+} from '../support/fault-engine';
+import { useFaultEnv } from '../support/fault-env';
+import { faultFigures } from '../support/fault-figures';
 
 const env = useFaultEnv();
 const figures = faultFigures();

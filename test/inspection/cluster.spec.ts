@@ -2,15 +2,14 @@
  * Inspection on a Redis Cluster (3 masters): list() finds the locks of another process on every
  * node, and a force release reaches the holder's process through its pattern subscription.
  */
-import * as path from 'path';
 import { Cluster } from 'ioredis';
 import { createLockEngine, KeySpace, type LockEngine } from '../../lib/core';
 import { keySlot } from '../support/cluster-slots';
 import { redisCommand } from '../support/redis-command';
-import { startCluster, type RedisClusterTopology } from '../support/redis-topologies';
-import { spawnWorker, type WorkerProcess } from '../support/spawn-worker';
+import { sharedCluster, type RedisClusterTopology } from '../support/redis-topologies';
+import { spawnWorker, workerPath, type WorkerProcess } from '../support/spawn-worker';
 import { waitUntil } from '../support/wait';
-import { runCliProcess } from '../console/support/run-cli';
+import { runCliProcess } from '../support/run-cli';
 
 jest.setTimeout(180_000);
 
@@ -22,14 +21,13 @@ let engine: LockEngine | undefined;
 let worker: WorkerProcess | undefined;
 
 beforeAll(async () => {
-  cluster = await startCluster({ masters: 3, replicasPerMaster: 0 });
+  cluster = await sharedCluster();
 });
 
 afterAll(async () => {
   await worker?.stop();
   await engine?.close();
   client?.disconnect();
-  await cluster?.stop();
 });
 
 /** A user key whose lock lives in `slot` or just after it. */
@@ -44,7 +42,7 @@ function keyNearSlot(slot: number, base: string): string {
 describe('inspection on a Redis Cluster', () => {
   it('lists the locks held on every node and force-releases across nodes', async () => {
     const ports = cluster.startupNodes.map((n) => n.port);
-    worker = spawnWorker(path.join(__dirname, '..', 'console', 'workers', 'operator-worker.ts'), {
+    worker = spawnWorker(workerPath('holder-worker.ts'), {
       env: { CLUSTER_NODES: ports.join(','), KEY_PREFIX: PREFIX, APP: 'cluster-replica' },
     });
     const { pid } = await worker.waitForMessage((m) => m.type === 'ready', 60_000);

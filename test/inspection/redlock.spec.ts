@@ -3,7 +3,7 @@
  * is reported when a majority of nodes hold its lock, and a force release runs on every node.
  */
 import { createLockEngine, type LockEngine, type LockLostError } from '../../lib/core';
-import { startRedisGroup, type RedisGroup } from '../support/redis-topologies';
+import { sharedRedisGroup, type RedisGroup } from '../support/redis-topologies';
 import { uniqueKey, whenAborted } from '../support/lock-env';
 import { waitUntil } from '../support/wait';
 
@@ -14,16 +14,12 @@ let group: RedisGroup;
 let engines: LockEngine[] = [];
 
 beforeAll(async () => {
-  group = await startRedisGroup(3);
+  group = await sharedRedisGroup();
 });
 
 afterEach(async () => {
   await Promise.all(engines.map((e) => e.close()));
   engines = [];
-});
-
-afterAll(async () => {
-  await group?.stop();
 });
 
 function engine(app: string): LockEngine {

@@ -5,7 +5,7 @@
 import type { LockEngine } from '../../lib/core/engine/lock-engine';
 import { MAX_MULTI_KEYS } from '../../lib/core';
 import { commandsDuring, useLockEnv } from '../support/lock-env';
-import { engineOnConnectedClient } from '../core/support/refusal';
+import { engineOnConnectedClient } from '../support/refusal';
 
 const env = useLockEnv();
 let engine: LockEngine;

@@ -7,9 +7,9 @@
 import { Cluster } from 'ioredis';
 import { createLockEngine, KeySpace, LockEngine, LockWrongTypeError } from '../../lib/core';
 import { keySlot } from '../support/cluster-slots';
-import { startCluster, type RedisClusterTopology } from '../support/redis-topologies';
+import { sharedCluster, type RedisClusterTopology } from '../support/redis-topologies';
 import { commandCounts, uniqueKey } from '../support/lock-env';
-import { expectConsistent, runMultiWorkers } from './support/multi-workers';
+import { expectConsistent, runMultiWorkers } from '../support/multi-workers';
 
 jest.setTimeout(180_000);
 
@@ -59,7 +59,7 @@ async function scriptCalls(port: number): Promise<number> {
 }
 
 beforeAll(async () => {
-  cluster = await startCluster({ masters: 3, replicasPerMaster: 0 });
+  cluster = await sharedCluster();
   admin = new Cluster(cluster.startupNodes);
 });
 afterEach(async () => {
@@ -70,7 +70,6 @@ afterEach(async () => {
 });
 afterAll(async () => {
   admin?.disconnect();
-  await cluster?.stop();
 });
 
 it("takes keys that share a slot in one script call on that slot's master", async () => {

@@ -5,7 +5,7 @@
  * increase per key, and every call gets its locks within its waitMs (a deadlock would time out).
  */
 import { uniqueKey, useLockEnv } from '../support/lock-env';
-import { expectConsistent, runMultiWorkers } from './support/multi-workers';
+import { expectConsistent, runMultiWorkers } from '../support/multi-workers';
 
 jest.setTimeout(180_000);
 

@@ -3,7 +3,7 @@
  * quorum round of the RedLock kind; still all or none and deadlock-free.
  */
 import { createLockEngine, type LockEngine } from '../../lib/core';
-import { startRedisGroup, type RedisGroup } from '../support/redis-topologies';
+import { sharedRedisGroup, type RedisGroup } from '../support/redis-topologies';
 
 let group: RedisGroup;
 let engines: LockEngine[] = [];
@@ -15,16 +15,12 @@ const engine = (): LockEngine => {
 };
 
 beforeAll(async () => {
-  group = await startRedisGroup(3);
+  group = await sharedRedisGroup();
 });
 afterEach(async () => {
   await Promise.all(engines.map((e) => e.close()));
   engines = [];
 });
-afterAll(async () => {
-  await group?.stop();
-});
-
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 it('takes every key or none across the masters', async () => {

@@ -5,14 +5,13 @@
  */
 import type { LockEngine } from '../../lib/core/engine/lock-engine';
 import { KeySpace } from '../../lib/core/kinds/key-space';
-import * as path from 'path';
 import { uniqueKey, useLockEnv } from '../support/lock-env';
-import { spawnWorker, type WorkerProcess } from '../support/spawn-worker';
+import { spawnWorker, workerPath, type WorkerProcess } from '../support/spawn-worker';
 
 const PREFIX = 'sp:';
 const space = new KeySpace(PREFIX);
 const LIMIT = 5;
-const WORKER = path.join(__dirname, 'workers', 'semaphore-permits-worker.ts');
+const WORKER = workerPath('counter-worker.ts');
 const env = useLockEnv();
 let engines: LockEngine[];
 
@@ -104,7 +103,7 @@ it('refuses bad permits before any command', async () => {
 
 it('never has more than limit permits in use across OS processes asking for 1 to 5 permits', async () => {
   const key = uniqueKey('sem');
-  const inUse = `${key}:in-use`;
+  const inUse = `${key}:in-use`; // where counter-worker.ts counts the permits in use (DATA_PREFIX = key)
   const workers: WorkerProcess[] = [];
   try {
     for (let i = 0; i < 3; i++) {
@@ -113,8 +112,10 @@ it('never has more than limit permits in use across OS processes asking for 1 to
           env: {
             REDIS_URL: env.url,
             KEY_PREFIX: PREFIX,
-            SEM_KEY: key,
-            IN_USE: inUse,
+            MODE: 'permits',
+            KEYS: key,
+            DATA_PREFIX: key,
+            WAIT_MS: '120000',
             LIMIT: String(LIMIT),
             CALLERS: '4',
             ITERATIONS: '60',

@@ -5,8 +5,8 @@ import request from 'supertest';
 import { DistributedLock, DistributedLockModule, DistributedLockService } from '../../lib';
 import { keySlot } from '../support/cluster-slots';
 import { clusterClient, closeClient } from '../support/redis-assertions';
-import { startCluster, type RedisClusterTopology } from '../support/redis-topologies';
-import { closeApps, startApp } from './helpers/nest-app';
+import { sharedCluster, type RedisClusterTopology } from '../support/redis-topologies';
+import { closeApps, startApp } from '../support/nest-env';
 
 const PREFIX = 'cluster-test:';
 
@@ -27,7 +27,7 @@ let client: Cluster;
 let app: INestApplication;
 
 beforeAll(async () => {
-  cluster = await startCluster({ masters: 3, replicasPerMaster: 0 });
+  cluster = await sharedCluster();
   client = clusterClient(cluster.startupNodes);
   app = await startApp({
     imports: [DistributedLockModule.forRoot({ redis: client, keyPrefix: PREFIX })],
@@ -38,7 +38,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await closeApps(app);
   if (client) await closeClient(client);
-  await cluster?.stop();
 });
 
 // Without encoding, "}x" would make the tag empty ("prefix{}x}") and scatter lock and fence across slots.

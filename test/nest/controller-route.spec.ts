@@ -13,7 +13,7 @@ import { createLockEngine, LockEngine } from '../../lib/core/public';
 import type { LockNotAcquiredError as BusyError } from '../../lib';
 import { closeClient, redisClient } from '../support/redis-assertions';
 import { startRedis, type RedisServerProcess } from '../support/redis-server';
-import { closeApps, startApp } from './helpers/nest-app';
+import { closeApps, startApp } from '../support/nest-env';
 import type Redis from 'ioredis';
 
 const PREFIX = 'route:';

@@ -10,8 +10,8 @@ import {
 } from '../../lib';
 import { startRedis, type RedisServerProcess } from '../support/redis-server';
 import { waitUntil } from '../support/wait';
-import { Barrier, track } from './helpers/barrier';
-import { closeApps, startApp } from './helpers/nest-app';
+import { Barrier, track } from '../support/barrier';
+import { closeApps, startApp } from '../support/nest-env';
 
 const REPLICA = 'REPLICA';
 // Far from any test run: the jobs are registered and started but never fire by themselves.

@@ -21,7 +21,7 @@ import {
   DistributedLockService,
 } from '../../lib';
 import { startRedis, type RedisServerProcess } from '../support/redis-server';
-import { closeApps, startApp } from './helpers/nest-app';
+import { closeApps, startApp } from '../support/nest-env';
 
 @Injectable()
 class TagInterceptor implements NestInterceptor {

@@ -5,7 +5,7 @@ import type Redis from 'ioredis';
 import { DistributedLock, DistributedLockModule, DistributedLockService } from '../../lib';
 import { closeClient, redisClient } from '../support/redis-assertions';
 import { startRedis, type RedisServerProcess } from '../support/redis-server';
-import { closeApps, startApp } from './helpers/nest-app';
+import { closeApps, startApp } from '../support/nest-env';
 
 const PREFIX = 'event-test:';
 let server: RedisServerProcess;

@@ -1,13 +1,9 @@
 import { Controller, Get, Param, Query } from '@nestjs/common';
-import type { INestApplication } from '@nestjs/common';
-import { FastifyAdapter } from '@nestjs/platform-fastify';
-import { Test } from '@nestjs/testing';
 import { Observable } from 'rxjs';
-import { DistributedLock, DistributedLockModule, DistributedLockService } from '../../lib';
+import { DistributedLock, DistributedLockService } from '../../lib';
 import { createLockEngine, type LockEngine } from '../../lib/core/public';
-import { startRedis, type RedisServerProcess } from '../support/redis-server';
 import { sleep, waitUntil } from '../support/wait';
-import { closeApps, uniquePrefix } from './helpers/nest-app';
+import { baseUrl, PLATFORMS, uniquePrefix, useNestEnv, type Platform } from '../support/nest-env';
 
 /*
  * The HTTP face of issue 10 on Express and on Fastify, with nothing but DistributedLockModule.forRoot():
@@ -95,56 +91,27 @@ class SkipController {
   }
 }
 
-let server: RedisServerProcess;
+const env = useNestEnv();
 
-beforeAll(async () => {
-  server = await startRedis();
-});
-
-afterAll(async () => {
-  await server?.stop();
-});
-
-const platforms = [
-  ['Express', () => undefined],
-  ['Fastify', () => new FastifyAdapter()],
-] as const;
-
-async function listen(
-  controller: new (...args: never[]) => unknown,
-  prefix: string,
-  adapter: FastifyAdapter | undefined,
-): Promise<INestApplication> {
-  const moduleRef = await Test.createTestingModule({
-    imports: [DistributedLockModule.forRoot({ redis: server.url, keyPrefix: prefix })],
-    controllers: [controller],
-  }).compile();
-  const app = adapter
-    ? moduleRef.createNestApplication(adapter, { logger: false })
-    : moduleRef.createNestApplication({ logger: false });
-  try {
-    await app.listen(0, '127.0.0.1');
-  } catch (error) {
-    await app.close().catch(() => undefined);
-    throw error;
-  }
-  return app;
+/** An app of `controller` alone with DistributedLockModule.forRoot(), listening on `platform`. */
+function listen(controller: new (...args: never[]) => unknown, keyPrefix: string, platform: Platform) {
+  return env.app(
+    { imports: [env.lockModule({ keyPrefix })], controllers: [controller] },
+    { platform, listen: true },
+  );
 }
 
-describe.each(platforms)('HTTP face on %s', (_name, makeAdapter) => {
-  let app: INestApplication;
+describe.each(PLATFORMS)('HTTP face on %s', (platform) => {
   let other: LockEngine;
   let base: string;
   const prefix = uniquePrefix('http-face');
 
   beforeAll(async () => {
-    app = await listen(FaceController, prefix, makeAdapter());
-    base = (await app.getUrl()).replace('[::1]', '127.0.0.1');
-    other = createLockEngine({ redis: server.url, keyPrefix: prefix });
+    base = await baseUrl(await listen(FaceController, prefix, platform));
+    other = createLockEngine({ redis: env.url, keyPrefix: prefix });
   });
 
   afterAll(async () => {
-    await closeApps(app);
     await other?.close();
   });
 
@@ -209,7 +176,7 @@ describe.each(platforms)('HTTP face on %s', (_name, makeAdapter) => {
   });
 
   it("refuses onBusy: 'skip' on a route handler at start-up", async () => {
-    const refused = listen(SkipController, uniquePrefix('skip'), makeAdapter());
+    const refused = listen(SkipController, uniquePrefix('skip'), platform);
     await expect(refused).rejects.toThrow(TypeError);
     await expect(refused).rejects.toThrow(
       "@DistributedLock({ onBusy: 'skip' }) on the route handler SkipController.skip: a skipped request would answer 2xx",

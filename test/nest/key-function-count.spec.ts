@@ -9,7 +9,7 @@ import request from 'supertest';
 import { DistributedLock, DistributedLockModule } from '../../lib';
 import { commandCounts } from '../support/redis-command';
 import { startRedis, type RedisServerProcess } from '../support/redis-server';
-import { closeApps, startApp } from './helpers/nest-app';
+import { closeApps, startApp } from '../support/nest-env';
 
 let server: RedisServerProcess;
 let app: INestApplication;

@@ -14,7 +14,7 @@ import {
 import { closeClient, redisClient } from '../support/redis-assertions';
 import { startRedis, type RedisServerProcess } from '../support/redis-server';
 import { sleep, waitUntil } from '../support/wait';
-import { closeApps, startApp, uniquePrefix } from './helpers/nest-app';
+import { closeApps, startApp, uniquePrefix } from '../support/nest-env';
 
 /** What a running job saw. */
 interface JobRecord {

@@ -10,7 +10,7 @@ import {
 import { closeClient, listClients, pubsubChannels, redisClient } from '../support/redis-assertions';
 import { startRedis, type RedisServerProcess } from '../support/redis-server';
 import { waitUntil } from '../support/wait';
-import { closeApps, startApp, uniquePrefix } from './helpers/nest-app';
+import { closeApps, startApp, uniquePrefix } from '../support/nest-env';
 
 let server: RedisServerProcess;
 let probe: Redis;

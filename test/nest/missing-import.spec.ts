@@ -9,7 +9,7 @@ import { Test } from '@nestjs/testing';
 import Redis from 'ioredis';
 import { DistributedLock, DistributedLockModule } from '../../lib';
 import { startRedis, type RedisServerProcess } from '../support/redis-server';
-import { closeApps, startApp, uniquePrefix } from './helpers/nest-app';
+import { closeApps, startApp, uniquePrefix } from '../support/nest-env';
 
 @Injectable()
 class ReportJob implements OnApplicationBootstrap {

@@ -10,7 +10,7 @@ import {
 } from '../../lib';
 import { closeClient, listClients, redisClient } from '../support/redis-assertions';
 import { startRedis, type RedisServerProcess } from '../support/redis-server';
-import { closeApps, startApp, uniquePrefix } from './helpers/nest-app';
+import { closeApps, startApp, uniquePrefix } from '../support/nest-env';
 
 let server: RedisServerProcess;
 let probe: Redis;

@@ -10,7 +10,7 @@ import request from 'supertest';
 import { DistributedLock, DistributedLockModule, DistributedLockService } from '../../lib';
 import { closeClient, redisClient } from '../support/redis-assertions';
 import { startRedis, type RedisServerProcess } from '../support/redis-server';
-import { closeApps, startApp } from './helpers/nest-app';
+import { closeApps, startApp } from '../support/nest-env';
 
 const PREFIX = 'nmulti:';
 let server: RedisServerProcess;

@@ -6,9 +6,9 @@ import { keySlot } from '../support/cluster-slots';
 import { closeClient, redisClient } from '../support/redis-assertions';
 import { startRedis, type RedisServerProcess } from '../support/redis-server';
 import { waitUntil } from '../support/wait';
-import { Barrier, track } from './helpers/barrier';
-import { closeApps, startApp } from './helpers/nest-app';
-import { scriptCalls } from './helpers/redis-probe';
+import { Barrier, track } from '../support/barrier';
+import { closeApps, startApp } from '../support/nest-env';
+import { scriptCalls } from '../support/redis-probe';
 
 const PREFIX = 'provider:';
 let server: RedisServerProcess;

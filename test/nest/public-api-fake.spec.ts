@@ -19,7 +19,7 @@ import {
 } from '../../lib';
 import { redisInfo } from '../support/redis-command';
 import { startRedis, type RedisServerProcess } from '../support/redis-server';
-import { closeApps, uniquePrefix } from './helpers/nest-app';
+import { closeApps, uniquePrefix } from '../support/nest-env';
 
 /** A stand-in written against the public API only, recording what it was asked for. */
 class FakeLocks {

@@ -5,7 +5,7 @@ import { DistributedLock, DistributedLockModule, DistributedLockService } from '
 import { getFreePort } from '../support/free-port';
 import { startRedis, type RedisServerProcess } from '../support/redis-server';
 import { sleep, waitUntil } from '../support/wait';
-import { closeApps, uniquePrefix } from './helpers/nest-app';
+import { closeApps, uniquePrefix } from '../support/nest-env';
 
 /** Collects what Nest's Logger writes, with its level and context. */
 class CapturingLogger implements LoggerService {

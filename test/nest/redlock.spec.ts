@@ -2,9 +2,9 @@ import { Injectable } from '@nestjs/common';
 import type Redis from 'ioredis';
 import { DistributedLock, DistributedLockModule, DistributedLockService } from '../../lib';
 import { closeClient, listClients, redisClient } from '../support/redis-assertions';
-import { startRedisGroup, type RedisGroup } from '../support/redis-topologies';
+import { sharedRedisGroup, type RedisGroup } from '../support/redis-topologies';
 import { waitUntil } from '../support/wait';
-import { closeApps, startApp, uniquePrefix } from './helpers/nest-app';
+import { closeApps, startApp, uniquePrefix } from '../support/nest-env';
 
 @Injectable()
 class Payouts {
@@ -23,13 +23,12 @@ let probes: Redis[];
 const clientCounts = () => Promise.all(probes.map(async (p) => (await listClients(p)).length));
 
 beforeAll(async () => {
-  group = await startRedisGroup(3);
+  group = await sharedRedisGroup();
   probes = group.urls.map((url) => redisClient(url));
 });
 
 afterAll(async () => {
   await Promise.all((probes ?? []).map((p) => closeClient(p)));
-  await group?.stop();
 });
 
 describe('DistributedLockModule.forRoot({ redlock })', () => {

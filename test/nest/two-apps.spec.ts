@@ -9,7 +9,7 @@ import { Test } from '@nestjs/testing';
 import Redis from 'ioredis';
 import { DistributedLock, DistributedLockModule } from '../../lib';
 import { startRedis, type RedisServerProcess } from '../support/redis-server';
-import { closeApps, uniquePrefix } from './helpers/nest-app';
+import { closeApps, uniquePrefix } from '../support/nest-env';
 
 /** Calls `inside` while holding `stock:<item>`. */
 @Injectable()

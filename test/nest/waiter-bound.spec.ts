@@ -8,7 +8,7 @@ import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
 import { DistributedLock, DistributedLockModule, DistributedLockService } from '../../lib';
 import { startRedis, type RedisServerProcess } from '../support/redis-server';
-import { closeApps, startApp } from './helpers/nest-app';
+import { closeApps, startApp } from '../support/nest-env';
 
 let server: RedisServerProcess;
 let app: INestApplication;

@@ -28,7 +28,7 @@ describe('diagnostics_channel', () => {
   it('names one channel per lifecycle event under nestjs-distributed-lock:', () => {
     expect(lockChannelName('acquired')).toBe('nestjs-distributed-lock:acquired');
     expect(Object.keys(lockChannels).sort()).toEqual(
-      ['acquired', 'connection', 'contended', 'lost', 'notAcquired', 'released', 'renewed'].sort(),
+      ['acquired', 'connection', 'contended', 'lost', 'notAcquired', 'refusal', 'released', 'renewed'].sort(),
     );
     expect(Object.values(lockChannels).some((c) => c.hasSubscribers)).toBe(false);
   });

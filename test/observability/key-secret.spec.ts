@@ -6,7 +6,7 @@
 import { createHash, createHmac } from 'node:crypto';
 import { hashKey, instrumentLockEvents, LOCK_ATTRIBUTES as A, OTEL_SPANS } from '../../lib/observability';
 import { useLockEnv, whenAborted } from '../support/lock-env';
-import { registerTestOtelSdk, TestOtelSdk } from './support/otel-sdk';
+import { registerTestOtelSdk, TestOtelSdk } from '../support/otel-sdk';
 
 const env = useLockEnv();
 let sdk: TestOtelSdk;

@@ -10,7 +10,7 @@ import {
   OTEL_METRICS,
   OTEL_SPANS,
 } from '../../lib/observability';
-import { histogramCount, registerTestOtelSdk, sumValue, TestOtelSdk } from './support/otel-sdk';
+import { histogramCount, registerTestOtelSdk, sumValue, TestOtelSdk } from '../support/otel-sdk';
 
 let sdk: TestOtelSdk;
 let events: LockEvents;

@@ -5,11 +5,11 @@
 import { Injectable } from '@nestjs/common';
 import { SpanStatusCode } from '@opentelemetry/api';
 import { DistributedLock, DistributedLockModule, DistributedLockService } from '../../lib';
-import { DistributedLockTelemetry, provideLockTelemetry } from '../../lib/nest';
+import { DistributedLockTelemetry, provideLockTelemetry } from '../../lib/nest/telemetry.provider';
 import { LOCK_ATTRIBUTES as A, OTEL_METRICS, OTEL_SPANS } from '../../lib/observability';
 import { startRedis, type RedisServerProcess } from '../support/redis-server';
-import { closeApps, startApp, uniquePrefix } from '../nest/helpers/nest-app';
-import { registerTestOtelSdk, sumValue, TestOtelSdk } from './support/otel-sdk';
+import { closeApps, startApp, uniquePrefix } from '../support/nest-env';
+import { registerTestOtelSdk, sumValue, TestOtelSdk } from '../support/otel-sdk';
 
 @Injectable()
 class Orders {

@@ -13,7 +13,7 @@ import {
   OTEL_SPANS,
 } from '../../lib/observability';
 import { uniqueKey, useLockEnv, whenAborted } from '../support/lock-env';
-import { histogramCount, registerTestOtelSdk, sumValue, TestOtelSdk } from './support/otel-sdk';
+import { histogramCount, registerTestOtelSdk, sumValue, TestOtelSdk } from '../support/otel-sdk';
 
 const env = useLockEnv();
 let sdk: TestOtelSdk;

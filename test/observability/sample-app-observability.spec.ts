@@ -3,7 +3,7 @@
  */
 import { register as globalRegistry } from 'prom-client';
 import { startRedis, type RedisServerProcess } from '../support/redis-server';
-import { startSampleAppUnderTest, type SampleAppUnderTest } from '../e2e/support/sample-app-under-test';
+import { startSampleAppUnderTest, type SampleAppUnderTest } from '../support/sample-app-under-test';
 
 let redis: RedisServerProcess;
 let sample: SampleAppUnderTest | undefined;

@@ -9,7 +9,7 @@ import { DistributedLockModule, DistributedLockService } from '../../lib';
 import { DistributedLockHealthIndicator, DistributedLockHealthModule } from '../../lib/terminus';
 import { startRedis, type RedisServerProcess } from '../support/redis-server';
 import { waitUntil } from '../support/wait';
-import { closeApps, startApp, uniquePrefix } from '../nest/helpers/nest-app';
+import { closeApps, startApp, uniquePrefix } from '../support/nest-env';
 
 @Controller('health')
 class HealthController {

@@ -2,12 +2,18 @@
  * Least privilege (RELIABILITY.md scenario 19, issue 18 point 2): the ACL documented in
  * docs/SECURITY.md for a single Redis works for every lock kind, wake-ups and health; removing each
  * command (or the channel pattern) in turn gives a clear LockPermissionError before anything is
- * written — never a key without a TTL, never a half-written lock.
+ * written — never a key without a TTL, never a half-written lock. The Cluster ACL of docs/SECURITY.md,
+ * set on every node, carries a force release across the cluster bus to the holder (issue 25).
  */
-import { createLockEngine } from '../../lib/core';
+import { readFileSync } from 'fs';
+import * as path from 'path';
+import { Cluster } from 'ioredis';
+import { createLockEngine, KeySpace } from '../../lib/core';
 import { LockLostError, LockPermissionError } from '../../lib/core/errors';
 import type { LockEngine } from '../../lib/core/engine/lock-engine';
 import { keysWithoutTtl } from '../support/redis-assertions';
+import { redisCommand } from '../support/redis-command';
+import { startCluster, type RedisClusterTopology } from '../support/redis-topologies';
 import { uniqueKey, useLockEnv } from '../support/lock-env';
 import { waitUntil } from '../support/wait';
 
@@ -132,6 +138,94 @@ describe('the documented minimal ACL and a force release', () => {
     for (const r of refusals) expect(r.reason).toMatch(/NOPERM/);
     expect(await handle.release()).toBe(true);
   });
+});
+
+/** The Cluster ACL exactly as docs/SECURITY.md prints it, as ACL SETUSER rules (password `pw`). */
+function documentedClusterRules(): string[] {
+  const doc = readFileSync(path.join(__dirname, '..', '..', 'docs', 'SECURITY.md'), 'utf8');
+  const block = /A Redis 7 Cluster[^\n]*\n+```\n([\s\S]*?)```/.exec(doc)?.[1];
+  if (!block) throw new Error('docs/SECURITY.md: no Cluster ACL block');
+  const [acl, setuser, , ...rules] = block.split(/\s+/).filter(Boolean);
+  if (`${acl} ${setuser}` !== 'ACL SETUSER') throw new Error('docs/SECURITY.md: Cluster block is no ACL');
+  return rules.map((r) => (r.startsWith('>') ? '>pw' : r));
+}
+
+describe('the documented Cluster ACL and a force release', () => {
+  const keys = new KeySpace(PREFIX);
+  const USER = 'clusterlocks';
+  let cluster: RedisClusterTopology;
+  const clients: Cluster[] = [];
+  const clusterClient = (auth: { username?: string; password?: string } = {}): Cluster => {
+    const client = new Cluster(cluster.startupNodes, { redisOptions: { maxRetriesPerRequest: 3, ...auth } });
+    client.on('error', () => undefined);
+    clients.push(client);
+    return client;
+  };
+  const onEveryNode = (args: string[]) => Promise.all(cluster.nodes.map((n) => redisCommand(n.port, args)));
+
+  beforeAll(async () => {
+    cluster = await startCluster({ masters: 3, replicasPerMaster: 0 });
+    await onEveryNode(['ACL', 'SETUSER', USER, ...documentedClusterRules()]);
+  }, 120_000);
+  afterAll(async () => {
+    // The engines were closed by afterEach (they do not close a client passed in).
+    for (const c of clients.splice(0)) c.disconnect();
+    await cluster?.stop();
+  });
+
+  it("aborts the holder's signal with 'force-released', the notice crossing nodes", async () => {
+    const engine = createLockEngine({
+      redis: clusterClient({ username: USER, password: 'pw' }),
+      keyPrefix: PREFIX,
+    });
+    const admin = createLockEngine({ redis: clusterClient(), keyPrefix: PREFIX });
+    engines.push(engine, admin);
+    const refusals: unknown[] = [];
+    engine.events.on('refusal', (e) => refusals.push(e));
+    // A first hold, listed in the registry, subscribes the engine to its one notice channel on one node.
+    const first = await engine.acquire(uniqueKey('first'), { waitMs: 0 });
+    const noticeNode = await waitUntil(
+      async () => {
+        const subscribed = await onEveryNode(['PUBSUB', 'CHANNELS', `${PREFIX}{~inspect}:notice:*`]);
+        const at = subscribed.findIndex((channels) => (channels as string[]).length === 1);
+        return at >= 0 && cluster.nodes[at]!;
+      },
+      { timeoutMs: 30_000, description: 'the notice channel subscribed on one node' },
+    );
+    // The evicted lock lives on another node: its script's PUBLISH reaches the notice channel by the bus.
+    let key = '';
+    for (let i = 0; ; i++) {
+      key = uniqueKey(`evicted${i}`);
+      if ((await cluster.masterForKey(keys.names(key).lock)).port !== noticeNode.port) break;
+    }
+    // A fixed lease of 60 s: expiry cannot be what aborts the signal within this test.
+    const holder = await engine.acquire(key, { waitMs: 0, leaseMs: 60_000 });
+    await waitUntil(async () => (await admin.list({ match: holder.key })).locks.length === 1, {
+      timeoutMs: 30_000,
+      description: 'the holder listed',
+    });
+    const aborted = new Promise<unknown>((resolve) =>
+      holder.signal.addEventListener('abort', () => resolve(holder.signal.reason), { once: true }),
+    );
+    const started = performance.now();
+    expect(await admin.forceRelease(holder.key, { reason: 'acl cluster spec' })).toBe(true);
+    const reason = (await aborted) as LockLostError;
+    const latencyMs = performance.now() - started;
+    expect(reason).toBeInstanceOf(LockLostError);
+    expect(reason.reason).toBe('force-released');
+    // Information, not a bound (2 noisy cores): well inside the 60 s lease, so from the notice.
+    process.stdout.write(
+      `Cluster: force-release notice reached the holder after ${latencyMs.toFixed(1)} ms\n`,
+    );
+    expect(refusals).toEqual([]);
+    expect(await holder.release()).toBe(false);
+    expect(await first.release()).toBe(true);
+    // No node denied the documented Cluster user anything.
+    for (const log of (await onEveryNode(['ACL', 'LOG', '128'])) as string[][][]) {
+      const users = log.map((entry) => String(entry[entry.indexOf('username') + 1]));
+      expect(users.filter((u) => u === USER)).toEqual([]);
+    }
+  }, 120_000);
 });
 
 describe('one permission less', () => {

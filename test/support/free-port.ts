@@ -1,4 +1,5 @@
 import * as net from 'net';
+import { processSingleton } from './host-process';
 
 /** Loopback address every harness process binds to. */
 export const LOCALHOST = '127.0.0.1';
@@ -39,12 +40,16 @@ export async function isPortFree(port: number): Promise<boolean> {
  * taken by any outgoing connection between the probe and the real bind (a microservice's listen()
  * failed with EADDRINUSE that way under the parallel run). Each Jest worker gets its own block of
  * 1000 ports, so workers never race each other for one; inside a block a cursor moves on, so a port
- * just handed out is not offered again soon.
+ * just handed out is not offered again soon. The cursor belongs to the worker process, not to a spec
+ * file's module registry: a later file never gets the port of an earlier file's stopped server, which
+ * a client the earlier file left reconnecting would reach (an EVAL_RO from nowhere in a command count).
  */
 const PLAIN_PORT_MIN = 2000;
 const PLAIN_BLOCK_SIZE = 1000;
 const PLAIN_BLOCKS = 10; // 2000–11999, below the cluster ports
-let plainCursor = Math.floor(Math.random() * PLAIN_BLOCK_SIZE);
+const plainCursor = processSingleton('plain-port-cursor', () => ({
+  next: Math.floor(Math.random() * PLAIN_BLOCK_SIZE),
+}));
 
 function plainBlockStart(): number {
   const worker = Number(process.env.JEST_WORKER_ID ?? 0) % PLAIN_BLOCKS;
@@ -63,7 +68,7 @@ export async function getFreePorts(count: number): Promise<number[]> {
   const servers: net.Server[] = [];
   try {
     for (let tried = 0; tried < PLAIN_BLOCK_SIZE && servers.length < count; tried++) {
-      const port = start + (plainCursor++ % PLAIN_BLOCK_SIZE);
+      const port = start + (plainCursor.next++ % PLAIN_BLOCK_SIZE);
       const server = await listen(port);
       if (server) servers.push(server);
     }

@@ -4,7 +4,6 @@
  * always closed, and small probes (commands sent, hold counts, signal aborts, events) that never
  * look at the clock. `useLockEnv()` registers the hooks; `startLockEnv()` is the same without them.
  */
-import * as path from 'path';
 import Redis, { RedisOptions } from 'ioredis';
 import { createLockEngine, CreateLockEngineOptions } from '../../lib/core/public';
 import { LockEngine } from '../../lib/core/engine/lock-engine';
@@ -13,14 +12,12 @@ import { closeClient, redisClient } from './redis-assertions';
 import { commandCounts } from './redis-command';
 export { commandCounts } from './redis-command';
 import { startRedis, RedisServerProcess } from './redis-server';
-import { spawnWorker, SpawnWorkerOptions, WorkerProcess } from './spawn-worker';
+import { spawnWorker, SpawnWorkerOptions, workerPath, WorkerProcess } from './spawn-worker';
 
 /** How a spec file's engines and workers are built. */
 export interface LockEnvOptions {
   /** Key prefix of every engine (unless a call gives its own) and KEY_PREFIX of every worker. */
   keyPrefix?: string;
-  /** Folder of the worker files `worker(file)` spawns. */
-  workersDir?: string;
 }
 
 /** One redis-server for a spec file, its admin client, and what the tests built on it. */
@@ -33,7 +30,7 @@ export interface LockEnv {
   engine(options?: Partial<CreateLockEngineOptions>): LockEngine;
   /** A plain client for a test; closed by `cleanup()`. */
   client(options?: RedisOptions): Redis;
-  /** Spawns a worker from `workersDir` with REDIS_URL (and KEY_PREFIX) set; stopped by `cleanup()`. */
+  /** Spawns a worker of test/support/workers with REDIS_URL (and KEY_PREFIX) set; stopped by `cleanup()`. */
   worker<M = any>(file: string, options?: SpawnWorkerOptions): WorkerProcess<M>;
   /** Stops every worker, closes every engine and client made since the last call (after each test). */
   cleanup(): Promise<void>;
@@ -43,7 +40,7 @@ export interface LockEnv {
 
 /** Starts a redis-server and returns the helpers bound to it. */
 export async function startLockEnv(options: LockEnvOptions = {}): Promise<LockEnv> {
-  const { keyPrefix, workersDir } = options;
+  const { keyPrefix } = options;
   const server = await startRedis();
   const admin = redisClient(server.url);
   let engines: LockEngine[] = [];
@@ -74,9 +71,8 @@ export async function startLockEnv(options: LockEnvOptions = {}): Promise<LockEn
       return client;
     },
     worker(file, workerOptions = {}) {
-      if (workersDir === undefined) throw new Error('worker(): this lock env was started without workersDir');
       const prefix = keyPrefix === undefined ? {} : { KEY_PREFIX: keyPrefix };
-      const worker = spawnWorker(path.join(workersDir, file), {
+      const worker = spawnWorker(workerPath(file), {
         ...workerOptions,
         env: { REDIS_URL: server.url, ...prefix, ...workerOptions.env },
       });

@@ -18,6 +18,8 @@ export interface StartRedisOptions {
 
 /** A redis-server (or sentinel) child process on 127.0.0.1. */
 export interface RedisServerProcess {
+  /** Lets the test process exit while this server runs (the process reaper still SIGKILLs it at exit). */
+  unref(): void;
   readonly host: string;
   readonly port: number;
   /** `redis://127.0.0.1:PORT` */

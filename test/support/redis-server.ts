@@ -57,6 +57,12 @@ class RedisServer implements RedisServerProcess {
     return this.exitPromise;
   }
 
+  unref(): void {
+    this.child?.unref();
+    (this.child?.stdout as { unref?: () => void } | null)?.unref?.();
+    (this.child?.stderr as { unref?: () => void } | null)?.unref?.();
+  }
+
   async launch(): Promise<void> {
     const args = this.opts.sentinelConfig
       ? [this.writeSentinelConfig(), '--sentinel']

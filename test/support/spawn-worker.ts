@@ -51,15 +51,23 @@ interface Waiter<M> {
 }
 
 const REPO_ROOT = path.resolve(__dirname, '..', '..');
+/** `node -r` this to run TypeScript: ts-node's transpile-only mode with a disk cache (see the file). */
+export const TS_REGISTER = path.join(__dirname, 'ts-register.cjs');
+/** The one folder of the worker scripts the specs spawn. */
+export const WORKERS_DIR = path.join(__dirname, 'workers');
+
+/** The path of the worker script `file` (in {@link WORKERS_DIR}). */
+export function workerPath(file: string): string {
+  return path.join(WORKERS_DIR, file);
+}
 const TAIL = 4096;
 
 /**
- * Spawns `node -r ts-node/register/transpile-only <file>` with `options.env`. The child is
+ * Spawns `node -r test/support/ts-register.cjs <file>` with `options.env`. The child is
  * SIGKILLed if this process exits first (see process-reaper.ts). Call stop() or kill() when done.
  */
 export function spawnWorker<M = any>(file: string, options: SpawnWorkerOptions = {}): WorkerProcess<M> {
-  const register = require.resolve('ts-node/register/transpile-only');
-  const child = spawn(process.execPath, ['-r', register, path.resolve(file), ...(options.args ?? [])], {
+  const child = spawn(process.execPath, ['-r', TS_REGISTER, path.resolve(file), ...(options.args ?? [])], {
     cwd: options.cwd ?? REPO_ROOT,
     env: { ...process.env, ...options.env },
     stdio: ['pipe', 'pipe', 'pipe'],

@@ -13,6 +13,9 @@ export type ProxyDirection = 'to-server' | 'to-client' | 'both';
  * - `latency(ms, jitterMs)`: every chunk is delayed (order kept);
  * - `reset()`: every open connection is reset (RST) mid-stream;
  * - `refuse(true)`: new connections are reset as soon as they are accepted;
+ * - `dropNextReplyTo(command)`: the next such command reaches the server and runs, its reply is
+ *   swallowed and that connection is cut ("connection dropped after the server executed it", which
+ *   CLIENT KILL cannot produce);
  * - `heal()`: all of that stops.
  */
 export class TcpProxy {
@@ -21,6 +24,9 @@ export class TcpProxy {
   private holding = { 'to-server': false, 'to-client': false };
   private delay = { ms: 0, jitterMs: 0 };
   private refusing = false;
+  private armed?: { marker: string; onDrop: () => void };
+  /** Replies swallowed by dropNextReplyTo() so far. */
+  dropped = 0;
 
   private constructor(private readonly targetPort: number) {
     this.server = net.createServer((client) => this.accept(client));
@@ -69,6 +75,14 @@ export class TcpProxy {
     this.refusing = on;
   }
 
+  /** Swallows the reply to the next `command` (e.g. 'evalsha') and cuts that connection; resolves when it did. */
+  dropNextReplyTo(command: string): Promise<void> {
+    const name = command.toLowerCase();
+    return new Promise((resolve) => {
+      this.armed = { marker: `$${name.length}\r\n${name}\r\n`, onDrop: resolve };
+    });
+  }
+
   /** Ends every fault: held-back bytes are delivered, no more delay or refusal. */
   heal(): void {
     this.holding = { 'to-server': false, 'to-client': false };
@@ -86,6 +100,25 @@ export class TcpProxy {
   /** @internal */
   isHolding(direction: 'to-server' | 'to-client'): boolean {
     return this.holding[direction];
+  }
+
+  /** @internal Whether `chunk`, going `direction` on `link`, goes on (false: a reply dropNextReplyTo() swallows). */
+  screen(link: Link, direction: 'to-server' | 'to-client', chunk: Buffer): boolean {
+    const armed = this.armed;
+    if (direction === 'to-server') {
+      if (armed && !link.cutOnReply && chunk.toString('latin1').toLowerCase().includes(armed.marker)) {
+        this.armed = undefined;
+        link.cutOnReply = armed.onDrop;
+      }
+      return true;
+    }
+    const onDrop = link.cutOnReply;
+    if (!onDrop) return true;
+    link.cutOnReply = undefined;
+    this.dropped++;
+    link.cut();
+    onDrop();
+    return false;
   }
 
   /** @internal */
@@ -108,6 +141,8 @@ export class TcpProxy {
 /** One proxied connection: the client's socket and the upstream socket, piped both ways. */
 class Link {
   onClose?: () => void;
+  /** Set by dropNextReplyTo(): the next reply on this link is swallowed, then this is called. */
+  cutOnReply?: () => void;
   private readonly pipes: Pipe[];
   private closed = false;
 
@@ -117,8 +152,8 @@ class Link {
     private readonly upstream: net.Socket,
   ) {
     this.pipes = [
-      new Pipe(proxy, 'to-server', client, upstream),
-      new Pipe(proxy, 'to-client', upstream, client),
+      new Pipe(proxy, this, 'to-server', client, upstream),
+      new Pipe(proxy, this, 'to-client', upstream, client),
     ];
     const close = () => {
       if (this.closed) return;
@@ -144,6 +179,12 @@ class Link {
     for (const pipe of this.pipes) pipe.flush();
   }
 
+  /** Closes both sockets at once (no reset), dropping whatever is on its way. */
+  cut(): void {
+    this.client.destroy();
+    this.upstream.destroy();
+  }
+
   reset(): void {
     if (!this.client.destroyed) this.client.resetAndDestroy();
     if (!this.upstream.destroyed) this.upstream.resetAndDestroy();
@@ -159,6 +200,7 @@ class Pipe {
 
   constructor(
     private readonly proxy: TcpProxy,
+    private readonly link: Link,
     private readonly direction: 'to-server' | 'to-client',
     from: net.Socket,
     private readonly to: net.Socket,
@@ -193,6 +235,7 @@ class Pipe {
   }
 
   private carry(chunk: Buffer): void {
+    if (!this.proxy.screen(this.link, this.direction, chunk)) return;
     if (this.proxy.isHolding(this.direction)) {
       this.held.push(chunk);
       return;

@@ -24,3 +24,46 @@ export function requiredEnv(name: string): string {
   if (value === undefined || value === '') throw new Error(`worker needs environment variable ${name}`);
   return value;
 }
+
+/**
+ * The protocol of a worker that runs one workload: emits {type:'ready', pid} once `ready` resolved,
+ * waits for {type:'go'}, runs `run`, emits its report as {type:'done', ...report} or
+ * {type:'error', message}, then `close`s and exits (stdin, the parent's pipe, would keep it alive).
+ * Progress lines ({type:'progress', ...progress()}) every 5 s make a stalled run diagnosable.
+ */
+export function runOnGo(workload: {
+  ready?: () => Promise<unknown>;
+  run: () => Promise<Record<string, unknown>>;
+  progress?: () => Record<string, unknown>;
+  close: () => Promise<void>;
+}): void {
+  const stop = onParentMessage((message: { type: string }) => {
+    if (message.type !== 'go') return;
+    stop();
+    const progress = workload.progress;
+    const ticker = progress && setInterval(() => emit({ type: 'progress', ...progress() }), 5000);
+    ticker?.unref();
+    workload
+      .run()
+      .then((report) => emit({ type: 'done', ...report }))
+      .catch((error: unknown) => {
+        emit({
+          type: 'error',
+          message: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+        });
+        process.exitCode = 1;
+      })
+      .finally(async () => {
+        clearInterval(ticker);
+        await workload.close();
+        process.exit();
+      });
+  });
+  (workload.ready?.() ?? Promise.resolve()).then(
+    () => emit({ type: 'ready', pid: process.pid }),
+    (error: unknown) => {
+      emit({ type: 'error', message: String(error) });
+      process.exit(1);
+    },
+  );
+}

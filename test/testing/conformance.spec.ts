@@ -1,41 +1,65 @@
 /*
- * Conformance of the in-memory backend to the Lua scripts: every scenario of
- * conformance/scenarios/ (one file per kind) runs step by step against the Redis kinds (the Lua on a real
- * redis-server) and against the in-memory kinds, and after every step compares, in one shape:
- * the decoded reply (AttemptResult / ReleaseResult / RenewResult, or the error), the raw script
- * replies, the pub/sub messages published and the state of every key of the lock (type, TTL,
- * content). Then it checks that the scenarios made both backends answer every reply code of every
- * script (conformance/script-replies.ts), so a new code or script cannot go untested.
+ * Conformance of the in-memory backend to the Lua scripts, at the script seam: the production lock
+ * kinds and multi-key locker run every scenario of conformance/scenarios/ (one file per kind) over a
+ * TwinRunner, which sends each script call, with the same KEYS and ARGV, to the RedisGateway (the Lua
+ * on a real redis-server) and to MemoryScripts (the TypeScript ports the testing module runs). After
+ * every step the spec compares, in one shape: the raw reply of every script call, the pub/sub
+ * messages published and the state of every key (type, TTL, content). Then it checks that the
+ * scenarios made both sides answer every reply code of every ported script
+ * (conformance/script-replies.ts), so a new code or script cannot go untested.
  */
+import { FairLock } from '../../lib/core/kinds/fair-lock';
 import { KeySpace } from '../../lib/core/kinds/key-space';
+import type { LockKinds } from '../../lib/core/kinds/kind-registry';
 import type { AttemptRequest, HoldRef, RenewRequest } from '../../lib/core/kinds/lock-kind';
+import { ReadWriteLock } from '../../lib/core/kinds/read-write-lock';
+import { ReentrantMutex } from '../../lib/core/kinds/reentrant-mutex';
+import { Semaphore } from '../../lib/core/kinds/semaphore';
+import { TokenLock } from '../../lib/core/kinds/token-lock';
+import { RedisMultiLocker } from '../../lib/core/multi/redis-multi-locker';
 import type { LockOptions } from '../../lib/core/options/lock-options';
+import { defineScript } from '../../lib/core/redis/script-library';
 import { ATTEMPT_MARGIN_MS } from '../../lib/core/waiting/with-deadline';
+import { PORTED_SCRIPTS } from '../../lib/testing/memory/memory-scripts';
 import { startRedis, RedisServerProcess } from '../support/redis-server';
 import { sleep } from '../support/wait';
 import {
-  ConformanceSide,
   CONFORMANCE_SETTINGS,
   memorySide,
   redisSide,
+  SeamSide,
+  TwinRunner,
 } from './conformance/conformance-sides';
 import { FENCE_BASE, Normalised, normaliseReply, reconcile } from './conformance/normalise';
-import { Call, LONG_MS, SCENARIOS, Step } from './conformance/scenarios/index';
+import { Call, KEY, LONG_MS, SCENARIOS, Step } from './conformance/scenarios/index';
 import { headerCodes, replyCodes, SCRIPT_REPLIES, scriptNames } from './conformance/script-replies';
 
-const KEY = 'conformance-key';
 const TAGS = { mutex: 'm', token: 'm', readWrite: 'rw', fair: 'fair', semaphore: 'sem' } as const;
 
 let server: RedisServerProcess | undefined;
-let redis: ConformanceSide;
-let memory: ConformanceSide;
+let redis: SeamSide;
+let memory: SeamSide;
+let twin: TwinRunner;
+/** The production kinds and multi-key locker, built as RedisBackend builds them, over the twin. */
+let kinds: Required<LockKinds>;
+let multiKeys: RedisMultiLocker;
 /** Script → the reply codes each side answered during the scenarios. */
-const seen: Record<'redis' | 'memory', Map<string, Set<number>>> = { redis: new Map(), memory: new Map() };
+const seen: Record<SeamSide['name'], Map<string, Set<number>>> = { redis: new Map(), memory: new Map() };
 
 beforeAll(async () => {
   server = await startRedis();
   redis = await redisSide(server.url, 'conf:*');
   memory = memorySide();
+  twin = new TwinRunner(redis, memory);
+  const { fenceTtlMs, waiterTtlMs } = CONFORMANCE_SETTINGS;
+  kinds = {
+    mutex: new ReentrantMutex(twin, fenceTtlMs),
+    token: new TokenLock(twin, fenceTtlMs),
+    readWrite: new ReadWriteLock(twin, fenceTtlMs, waiterTtlMs),
+    fair: new FairLock(twin, fenceTtlMs, waiterTtlMs),
+    semaphore: new Semaphore(twin, fenceTtlMs, waiterTtlMs),
+  };
+  multiKeys = new RedisMultiLocker(twin, fenceTtlMs);
 });
 
 afterAll(async () => {
@@ -55,27 +79,49 @@ function optionsOf(call: Call): LockOptions {
 
 /** The hold a call names, on the scenario's keys. */
 function holdOf(keys: KeySpace, call: Call): HoldRef {
+  const key = call.key ?? KEY;
   return {
-    key: KEY,
-    names: keys.names(KEY, TAGS[call.kind]),
+    key,
+    names: keys.names(key, TAGS[call.kind]),
     owner: `owner-${call.who}`,
     holdId: `hold-${call.hold ?? 'h1'}`,
     options: optionsOf(call),
   };
 }
 
-/** Runs one step on one side; returns its decoded reply (or error), or undefined for a seed/sleep. */
-async function perform(side: ConformanceSide, keys: KeySpace, step: Step): Promise<unknown> {
+/** The Redis key a seed or raw step names: one of the lock's keys, or its fair-lock deadlines hash. */
+function keyAt(keys: KeySpace, step: { tag: Parameters<KeySpace['names']>[1]; key?: string }, at: string) {
+  const names = keys.names(step.key ?? KEY, step.tag);
+  const named: Record<string, string> = { ...names, deadlines: `${names.aux}:dl` };
+  return named[at]!;
+}
+
+/** Runs one step through the kinds over the twin; returns the decoded reply (or error), if any. */
+async function perform(keys: KeySpace, step: Step): Promise<unknown> {
   if (step.do === 'sleep') return undefined;
   if (step.do === 'seed') {
-    const names = keys.names(KEY, step.tag);
-    const at = { lock: names.lock, aux: names.aux, deadlines: `${names.aux}:dl`, fence: names.fence };
-    const key = at[step.at];
-    await side.seed(key, step.fixture);
+    const key = keyAt(keys, step, step.at);
+    await Promise.all([redis, memory].map((side) => side.seed(key, step.fixture)));
     return undefined;
   }
-  const kind = side.kinds[step.kind];
   try {
+    if (step.do === 'script') {
+      const keysOf = step.keys.map((at) => keyAt(keys, step, at));
+      return await twin.run(defineScript(step.script), keysOf, step.args, { userKey: KEY });
+    }
+    if (step.do === 'multi') {
+      const reentrant = step.reentrant !== false;
+      return await multiKeys.attempt({
+        targets: step.keys.map((key) => ({ key, names: keys.names(key) })),
+        kind: reentrant ? kinds.mutex : kinds.token,
+        owner: `owner-${step.who}`,
+        holdId: 'hold-h1',
+        leaseMs: LONG_MS,
+        options: reentrant ? {} : { reentrant: false },
+        timeoutMs: CONFORMANCE_SETTINGS.commandTimeoutMs,
+      });
+    }
+    const kind = kinds[step.kind];
     if (step.do === 'renew') {
       const requests: RenewRequest[] = step.who.map((who) => ({
         ...holdOf(keys, { kind: step.kind, who }),
@@ -105,20 +151,17 @@ async function perform(side: ConformanceSide, keys: KeySpace, step: Step): Promi
   }
 }
 
-/** Everything one side shows after one step, normalised. */
-async function observe(side: ConformanceSide, keys: KeySpace, prefix: string, step: Step) {
-  const reply = await perform(side, keys, step);
+/** What one side shows after a step: its raw replies to the step's calls, its publishes and its keys. */
+async function observe(side: SeamSide, calls: ReturnType<TwinRunner['drain']>, prefix: string) {
   const now = await side.nowMs();
-  const trace = await side.drain();
-  for (const [script, raw] of trace.scripts) {
+  const scripts = calls.map(({ script, replies }): [string, Normalised] => {
     const codes = seen[side.name].get(script) ?? new Set<number>();
-    replyCodes(script, raw).forEach((c) => codes.add(c));
+    const reply = normaliseReply(replies[side.name], now);
+    replyCodes(script, reply).forEach((c) => codes.add(c));
     seen[side.name].set(script, codes);
-  }
-  return {
-    outcome: { reply: normaliseReply(reply, now), ...trace, state: await side.state(prefix) },
-    reply,
-  };
+    return [script, reply];
+  });
+  return { scripts, published: await side.published(), state: await side.state(prefix) };
 }
 
 /** The short name of a decoded reply, as a scenario's `want` states it. */
@@ -134,13 +177,9 @@ function verdict(reply: unknown): unknown {
 
 const byNumber = (a: number, b: number): number => a - b;
 
-function describeStep(step: Step): string {
-  return JSON.stringify(step);
-}
-
 let scenarioIndex = 0;
 for (const [group, scenarios] of Object.entries(SCENARIOS)) {
-  describe(`conformance of the in-memory ${group} to its Lua scripts`, () => {
+  describe(`conformance of the in-memory scripts of the ${group} to their Lua`, () => {
     for (const scenario of scenarios) {
       const prefix = `conf:${++scenarioIndex}:`;
       it(scenario.name, async () => {
@@ -155,19 +194,25 @@ for (const [group, scenarios] of Object.entries(SCENARIOS)) {
         }
         for (const [index, step] of scenario.steps.entries()) {
           if (step.do === 'sleep') await sleep(step.ms);
-          const onRedis = await observe(redis, keys, prefix, step);
-          const onMemory = await observe(memory, keys, prefix, step);
-          const [fromMemory, fromRedis] = reconcile(
-            onMemory.outcome as Normalised,
-            onRedis.outcome as Normalised,
+          const reply = await perform(keys, step);
+          const calls = twin.drain();
+          const [onRedis, onMemory] = [
+            await observe(redis, calls, prefix),
+            await observe(memory, calls, prefix),
+          ];
+          const [fromMemory, fromRedis] = reconcile(onMemory as Normalised, onRedis as Normalised);
+          // Both sides were sent exactly these calls.
+          const sent = calls.map(
+            ({ script, keys: k, args }) => `${script} KEYS ${k.join(' ')} ARGV ${args.join(' ')}`,
           );
-          const label = `step ${index}: ${describeStep(step)}`;
-          expect({ step: label, ...(fromMemory as object) }).toEqual({
+          const label = `step ${index}: ${JSON.stringify(step)}`;
+          expect({ step: label, sent, ...(fromMemory as object) }).toEqual({
             step: label,
+            sent,
             ...(fromRedis as object),
           });
           if ('want' in step && step.want !== undefined) {
-            expect({ step: label, got: verdict(onRedis.reply) }).toEqual({ step: label, got: step.want });
+            expect({ step: label, got: verdict(reply) }).toEqual({ step: label, got: step.want });
           }
         }
       });
@@ -175,9 +220,40 @@ for (const [group, scenarios] of Object.entries(SCENARIOS)) {
   });
 }
 
+describe('the seam bounds a call by its timeoutMs', () => {
+  it('rejects a reply that comes later on both sides, and hands the reply to onLateReply', async () => {
+    const names = new KeySpace('conf:late:').names(KEY);
+    const acquire = defineScript('mutex-acquire');
+    const args = (hold: string) =>
+      ['owner-A', hold, LONG_MS, CONFORMANCE_SETTINGS.fenceTtlMs, '0', 1, '', '1'] as const;
+    const keys = [names.lock, names.fence, names.aux];
+    for (const side of [redis, memory]) {
+      // A first call in time (it also loads the script, so the late one is a single EVALSHA).
+      await side.runner.run(acquire, keys, [...args('hold-h1')]);
+      let onLateReply: (reply: unknown) => void = () => undefined;
+      const lateReply = new Promise<unknown>((resolve) => (onLateReply = resolve));
+      const sent = side.late(
+        () =>
+          side.runner.run(acquire, keys, [...args('hold-h2')], { userKey: KEY, timeoutMs: 50, onLateReply }),
+        300,
+      );
+      await expect(sent).rejects.toMatchObject({ name: 'LockRedisError', message: /within 50 ms/ });
+      expect({ side: side.name, late: await lateReply }).toEqual({
+        side: side.name,
+        late: [2, expect.any(Number)],
+      });
+    }
+  });
+});
+
 describe('conformance coverage', () => {
   it('lists every Lua script in the reply table', () => {
     expect(scriptNames()).toEqual(Object.keys(SCRIPT_REPLIES).sort());
+  });
+
+  it('has a port for exactly the scripts the table lists with reply codes', () => {
+    const withCodes = Object.entries(SCRIPT_REPLIES).filter(([, entry]) => 'codes' in entry);
+    expect([...PORTED_SCRIPTS].sort()).toEqual(withCodes.map(([name]) => name).sort());
   });
 
   it('lists for each script the reply codes its header names', () => {
@@ -189,7 +265,7 @@ describe('conformance coverage', () => {
     }
   });
 
-  it('made both backends answer every reply code of every ported script', () => {
+  it('made both sides answer every reply code of every ported script', () => {
     for (const [name, entry] of Object.entries(SCRIPT_REPLIES)) {
       if (!('codes' in entry)) continue;
       for (const side of ['redis', 'memory'] as const) {

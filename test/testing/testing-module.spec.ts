@@ -10,7 +10,7 @@ import {
 } from '../../lib';
 import { DistributedLockTestingControls, DistributedLockTestingModule } from '../../lib/testing';
 import { whenAborted } from '../support/lock-env';
-import { Barrier } from '../nest/helpers/barrier';
+import { Barrier } from '../support/barrier';
 
 // A Nest unit test with DistributedLockTestingModule: the real service, decorator and HTTP mapping
 // on the in-memory engine. No redis-server is started anywhere in this file.

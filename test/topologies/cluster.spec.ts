@@ -14,16 +14,14 @@ import { startCluster, type RedisClusterTopology } from '../support/redis-topolo
 import { startRedis, type RedisServerProcess } from '../support/redis-server';
 import type { WorkerProcess } from '../support/spawn-worker';
 import { sleep, waitUntil } from '../support/wait';
-import { recordFigures } from './support/figures';
-import { FenceOracle } from './support/fence-oracle';
-import { expectFailoverUnderLoad } from './support/failover-under-load';
+import { FenceOracle } from '../support/fence-oracle';
+import { expectFailoverUnderLoad } from '../support/failover-under-load';
 import {
-  progress,
-  runRound,
+  expectBaselineRound,
+  type LockWorkerMessage,
   spawnLockWorkers,
   stopLockWorkers,
-  type LockWorkerMessage,
-} from './support/lock-workers';
+} from '../support/topology-workers';
 
 jest.setTimeout(180_000);
 
@@ -159,18 +157,11 @@ describe('Redis Cluster (3 masters + 3 replicas)', () => {
   });
 
   it('keeps mutual exclusion and strictly increasing tokens across 3 OS processes', async () => {
-    const result = await runRound(workers, oracle, 'cl-baseline', 'shared', () =>
-      waitUntil(() => progress(workers) >= 200, {
-        timeoutMs: 90_000,
-        intervalMs: 100,
-        description: '200 grants',
-      }),
-    );
-    recordFigures('cluster', 'baseline: 3 processes x 2 callers', result);
-    expect(result.overlaps).toBe(0);
-    expect(result.regressions).toBe(0);
-    expect(result.entries).toBe(result.acquired);
-    expect(result.acquired).toBeGreaterThanOrEqual(200);
+    await expectBaselineRound(workers, oracle, 'cluster', {
+      scope: 'cl-baseline',
+      grants: 200,
+      figures: 'baseline: 3 processes x 2 callers',
+    });
   });
 
   it('keeps a held lock, its fencing counter and its waiters through resharding of the lock slot', async () => {

@@ -15,9 +15,9 @@ import { redisCommand } from '../support/redis-command';
 import { startRedis, type RedisServerProcess } from '../support/redis-server';
 import { startRedisGroup, type RedisGroup } from '../support/redis-topologies';
 import { sleep, waitUntil } from '../support/wait';
-import { recordFigures } from './support/figures';
-import { FenceOracle } from './support/fence-oracle';
-import { progress, runRound, spawnLockWorkers, stopLockWorkers } from './support/lock-workers';
+import { recordFigures } from '../support/topology-figures';
+import { FenceOracle } from '../support/fence-oracle';
+import { expectBaselineRound, spawnLockWorkers, stopLockWorkers } from '../support/topology-workers';
 
 jest.setTimeout(120_000);
 
@@ -69,18 +69,11 @@ describe('RedLock over 5 independent masters', () => {
       holdMs: 2,
     });
     try {
-      const result = await runRound(workers, oracle, 'rl-baseline', 'shared', () =>
-        waitUntil(() => progress(workers) >= 150, {
-          timeoutMs: 90_000,
-          intervalMs: 100,
-          description: '150 RedLock grants',
-        }),
-      );
-      recordFigures('redlock', 'baseline: 3 processes x 2 callers, 5 masters', result);
-      expect(result.overlaps).toBe(0);
-      expect(result.regressions).toBe(0);
-      expect(result.entries).toBe(result.acquired);
-      expect(result.acquired).toBeGreaterThanOrEqual(150);
+      const result = await expectBaselineRound(workers, oracle, 'redlock', {
+        scope: 'rl-baseline',
+        grants: 150,
+        figures: 'baseline: 3 processes x 2 callers, 5 masters',
+      });
       expect(result.lost).toBe(0);
     } finally {
       await stopLockWorkers(workers);

@@ -18,16 +18,15 @@ import { startRedis, type RedisServerProcess } from '../support/redis-server';
 import { startSentinel, waitForReplicaLink, type RedisSentinelTopology } from '../support/redis-topologies';
 import type { WorkerProcess } from '../support/spawn-worker';
 import { sleep, waitUntil } from '../support/wait';
-import { recordFigures } from './support/figures';
-import { FenceOracle } from './support/fence-oracle';
-import { expectFailoverUnderLoad } from './support/failover-under-load';
+import { recordFigures } from '../support/topology-figures';
+import { FenceOracle } from '../support/fence-oracle';
+import { expectFailoverUnderLoad } from '../support/failover-under-load';
 import {
-  progress,
-  runRound,
+  expectBaselineRound,
+  type LockWorkerMessage,
   spawnLockWorkers,
   stopLockWorkers,
-  type LockWorkerMessage,
-} from './support/lock-workers';
+} from '../support/topology-workers';
 
 jest.setTimeout(180_000);
 
@@ -90,18 +89,11 @@ afterAll(async () => {
 
 describe('Sentinel (1 master + 2 replicas + 3 sentinels)', () => {
   it('keeps mutual exclusion and strictly increasing tokens across 3 OS processes', async () => {
-    const result = await runRound(workers, oracle, 'se-baseline', 'shared', () =>
-      waitUntil(() => progress(workers) >= 200, {
-        timeoutMs: 90_000,
-        intervalMs: 100,
-        description: '200 grants',
-      }),
-    );
-    recordFigures('sentinel', 'baseline: 3 processes x 2 callers', result);
-    expect(result.overlaps).toBe(0);
-    expect(result.regressions).toBe(0);
-    expect(result.entries).toBe(result.acquired);
-    expect(result.acquired).toBeGreaterThanOrEqual(200);
+    await expectBaselineRound(workers, oracle, 'sentinel', {
+      scope: 'se-baseline',
+      grants: 200,
+      figures: 'baseline: 3 processes x 2 callers',
+    });
   });
 
   it("reports replica acknowledgements (WAIT) on the handle and in the 'acquired' event", async () => {

@@ -17,8 +17,8 @@ import {
   DistributedLockTransportInterceptor,
   type LockErrorAnswer,
 } from '../../lib';
-import { closeApps } from '../nest/helpers/nest-app';
-import { CapturingLogger } from './support/capturing-logger';
+import { closeApps } from '../support/nest-env';
+import { CapturingLogger } from '../support/capturing-logger';
 import {
   Ledger,
   LockFixture,
@@ -26,7 +26,7 @@ import {
   SECRET_EMAIL,
   SECRET_PART,
   startLockFixture,
-} from './support/lock-fixture';
+} from '../support/lock-fixture';
 
 @Resolver()
 class AccountResolver {

@@ -22,8 +22,14 @@ import { firstValueFrom, from, Observable } from 'rxjs';
 import { DistributedLock } from '../../lib';
 import { getFreePort } from '../support/free-port';
 import { startRedis, type RedisServerProcess } from '../support/redis-server';
-import { CapturingLogger } from './support/capturing-logger';
-import { Ledger, LockFixture, revealsKey, SECRET_EMAIL, startLockFixture } from './support/lock-fixture';
+import { CapturingLogger } from '../support/capturing-logger';
+import {
+  expectLockedAnswer,
+  Ledger,
+  LockFixture,
+  SECRET_EMAIL,
+  startLockFixture,
+} from '../support/lock-fixture';
 
 interface Debit {
   email: string;
@@ -151,27 +157,9 @@ describe.each(transports)('microservices over $name', ({ setup }) => {
   });
 
   it('answers a busy lock with { code: LOCKED, retryAfterMs }, never the key, and logs no ERROR', async () => {
-    const held = await fixture.holdElsewhere(`account:${SECRET_EMAIL}`, 20_000);
-    const from = logger.lines.length;
-    try {
-      const error = await sendError(client, 'debitNow', { email: SECRET_EMAIL, amount: 1 });
-      expect(error).toEqual({
-        status: 'error',
-        code: 'LOCKED',
-        message: 'The resource is locked by another request; retry later',
-        retryAfterMs: expect.any(Number),
-      });
-      expect(error.retryAfterMs).toBeGreaterThan(10_000);
-      expect(error.retryAfterMs).toBeLessThanOrEqual(20_000);
-      expect(revealsKey(error)).toBe(false);
-    } finally {
-      await held.release();
-    }
-    expect(logger.since(from, 'error')).toEqual([]);
-    const warns = logger.since(from, 'warn');
-    expect(warns).toHaveLength(1);
-    expect(warns[0]!.message).toContain('Answering LOCKED over rpc');
-    expect(warns[0]!.message).not.toMatch(/[\r\n]/);
+    await expectLockedAnswer(fixture, logger, 'rpc', () =>
+      sendError(client, 'debitNow', { email: SECRET_EMAIL, amount: 1 }),
+    );
   });
 
   it('answers a message whose key part is missing with BAD_USER_INPUT', async () => {

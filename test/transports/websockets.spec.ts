@@ -13,10 +13,16 @@ import { MessageBody, SubscribeMessage, WebSocketGateway, type WsResponse } from
 import { io, type Socket } from 'socket.io-client';
 import WebSocket from 'ws';
 import { DistributedLock } from '../../lib';
-import { closeApps } from '../nest/helpers/nest-app';
-import { CapturingLogger } from './support/capturing-logger';
-import { Ledger, LockFixture, revealsKey, SECRET_EMAIL, startLockFixture } from './support/lock-fixture';
-import { NativeWsExceptionFilter } from './support/native-ws-exception.filter';
+import { closeApps } from '../support/nest-env';
+import { CapturingLogger } from '../support/capturing-logger';
+import {
+  expectLockedAnswer,
+  Ledger,
+  LockFixture,
+  SECRET_EMAIL,
+  startLockFixture,
+} from '../support/lock-fixture';
+import { NativeWsExceptionFilter } from '../support/native-ws-exception.filter';
 
 interface Debit {
   id: number;
@@ -142,28 +148,10 @@ describe.each(platforms)('WebSockets on $name', ({ adapter, connect }) => {
   });
 
   it('answers a busy lock with { code: LOCKED, retryAfterMs }, never the key, and logs no ERROR', async () => {
-    const held = await fixture.holdElsewhere(`account:${SECRET_EMAIL}`, 20_000);
-    const from = logger.lines.length;
-    try {
+    await expectLockedAnswer(fixture, logger, 'ws', () => {
       client.send('debitNow', { id: 100, email: SECRET_EMAIL, amount: 1 });
-      const error = await client.next('exception');
-      expect(error).toEqual({
-        status: 'error',
-        code: 'LOCKED',
-        message: 'The resource is locked by another request; retry later',
-        retryAfterMs: expect.any(Number),
-      });
-      expect(error.retryAfterMs).toBeGreaterThan(10_000);
-      expect(error.retryAfterMs).toBeLessThanOrEqual(20_000);
-      expect(revealsKey(error)).toBe(false);
-    } finally {
-      await held.release();
-    }
-    expect(logger.since(from, 'error')).toEqual([]);
-    const warns = logger.since(from, 'warn');
-    expect(warns).toHaveLength(1);
-    expect(warns[0]!.message).toContain('Answering LOCKED over ws');
-    expect(warns[0]!.message).not.toMatch(/[\r\n]/);
+      return client.next('exception');
+    });
   });
 
   it('answers a message whose key part is missing with BAD_USER_INPUT', async () => {

@@ -3,10 +3,11 @@ import type { AttemptRequest, AttemptResult, LockKind } from '../kinds/lock-kind
 import type { KeySpace, LockKeyNames } from '../kinds/key-space';
 import type { LockOptions, ResolvedEngineOptions } from '../options/lock-options';
 import type { LocalWaitQueues, Ticket } from '../waiting/wait-queue';
-import { reportGrant, Waiter } from '../waiting/waiter';
+import { Waiter } from '../waiting/waiter';
 import { ATTEMPT_MARGIN_MS } from '../waiting/with-deadline';
 import type { HeldLocks } from './held-locks';
-import { monotonicMs, randomId } from './ids';
+import { monotonicMs } from './deadlines';
+import { randomId } from './lock-context';
 import type { LockBackend, WakeupChannels } from './lock-backend';
 import type { LockEvents } from './lock-events';
 import { GrantHandle, LockGrant, LockHandle } from './lock-grant';
@@ -116,8 +117,7 @@ export class Acquisition {
         owner: this.cohorts ? ctx.held.engineId : owner,
       },
       started,
-      this.cohorts ? req : undefined,
-      this.cohorts ? this.ticket : undefined,
+      this.cohorts ? { req, ticket: this.ticket } : undefined,
     );
     if (this.cohorts) this.ticket.waiter = this.wait;
   }
@@ -182,10 +182,7 @@ export class Acquisition {
     const handle = this.wait.take();
     this.acquired = true;
     const waitedMs = monotonicMs() - this.wait.started;
-    const { ctx, req } = this;
-    reportGrant(ctx, req.kindLabel, req.key, waitedMs, this.wait.attempts, handle.fencingToken, {
-      handedOver: true,
-    });
+    this.wait.reportGrant(this.req.key, waitedMs, handle.fencingToken, { handedOver: true });
     return handle;
   }
 
@@ -249,15 +246,7 @@ export class Acquisition {
       throw new LockServiceClosedError('closed', key);
     }
     const acks = result.replicaAcks !== undefined ? { replicaAcks: result.replicaAcks } : undefined;
-    reportGrant(
-      ctx,
-      this.req.kindLabel,
-      key,
-      requestedAt - this.wait.started,
-      this.wait.attempts,
-      token,
-      acks,
-    );
+    this.wait.reportGrant(key, requestedAt - this.wait.started, token, acks);
     return handle;
   }
 

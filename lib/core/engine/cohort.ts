@@ -71,17 +71,12 @@ export class Cohort {
    * lease is safely alive. Returns the successor's handle (the caller ends `grant` and gives the
    * handle to `next`), or undefined when the caller must release in Redis.
    */
-  handOff(
-    grant: LockGrant,
-    next: Waiter | undefined,
-    now: number,
-    bounds: CohortBounds,
-  ): GrantHandle | undefined {
+  handOff(grant: LockGrant, next: Waiter, now: number, bounds: CohortBounds): GrantHandle | undefined {
     if (grant.options.minHoldMs !== undefined || grant.options.maxHoldMs !== undefined) return undefined;
     // Never pass a lease that may be dead (a paused process): a watchdog lease must have a third
     // left; a fixed one must still be alive (and the Redis lease must cover the successor's, below).
     if (now >= grant.expiresAt - (grant.watchdog ? grant.leaseMs / 3 : 0)) return undefined;
-    if (!next?.accepts(grant)) return undefined;
+    if (!next.accepts(grant)) return undefined;
     const wanted = next.handoffRequest;
     // The cohort ends here (its bounds, or a Redis lease that cannot cover a fixed-lease successor,
     // which also happens once its time budget is spent): other processes' waiters go first.

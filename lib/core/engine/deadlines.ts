@@ -1,3 +1,8 @@
+/** Monotonic milliseconds: lease, wait and deadline arithmetic never follows wall-clock jumps. */
+export function monotonicMs(): number {
+  return performance.now();
+}
+
 /**
  * Something that must happen at a monotonic time unless it is removed first: a command's timeout,
  * a fixed lease's local end, `maxHoldMs`, a watchdog lease that no renewal came back for.

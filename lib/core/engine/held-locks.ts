@@ -1,9 +1,9 @@
 import type { LockLostError } from '../errors';
-import type { HoldRef, LockKind, ReleaseResult } from '../kinds/lock-kind';
-import type { LockOptions } from '../options/lock-options';
+import { kindOf } from '../kinds/kind-registry';
+import type { HoldRef, ReleaseResult } from '../kinds/lock-kind';
 import type { LocalWaitQueues } from '../waiting/wait-queue';
 import type { CohortBounds } from './cohort';
-import { monotonicMs } from './ids';
+import { monotonicMs } from './deadlines';
 import type { LockEvents } from './lock-events';
 import type { LockGrant } from './lock-grant';
 import { Watchdog } from './watchdog';
@@ -61,16 +61,21 @@ export class HeldLocks {
   readonly holdTimes = new HoldTimes();
   private stopped = false;
   private readonly cohort: CohortBounds | false;
-  /** Called on every new grant (the inspection registry starts its timer). */
-  onGrant?: () => void;
+  private readonly onGrant?: () => void;
 
   constructor(
     readonly engineId: string,
     private readonly events: LockEvents,
     private readonly queues: LocalWaitQueues,
-    settings: { readonly renewEveryMs: number; readonly cohort: CohortBounds | false },
+    settings: {
+      readonly renewEveryMs: number;
+      readonly cohort: CohortBounds | false;
+      /** Called on every new grant (the engine's registry keeps its timer running). */
+      readonly onGrant?: () => void;
+    },
   ) {
     this.cohort = settings.cohort;
+    this.onGrant = settings.onGrant;
     this.watchdog = new Watchdog(settings.renewEveryMs, (round) => this.events.safeEmit('renewed', round));
   }
 
@@ -110,7 +115,7 @@ export class HeldLocks {
       const keepMs =
         grant.options.minHoldMs === undefined ? 0 : grant.grantedAt + grant.options.minHoldMs - monotonicMs();
       if (keepMs >= 1) return this.keepUntilMinHold(grant, base, keepMs);
-      if (holdId === grant.cohort?.holdId && this.handOff(grant)) return true;
+      if (holdId === grant.cohortHoldId && this.handOff(grant)) return true;
     }
     // A cohort that ended at its bound (handOff set yieldOnEnd) lets the other processes' waiters go first.
     const hold: HoldRef =
@@ -182,7 +187,7 @@ export class HeldLocks {
     if (lost && this.events.wants('lost')) {
       this.events.safeEmit('lost', {
         key: grant.key,
-        kind: kindName(grant.kind, grant.options),
+        kind: kindOf(grant.options).event,
         fencingToken: grant.fencingToken,
         heldMs: monotonicMs() - grant.grantedAt,
         reason: lost.reason,
@@ -198,6 +203,7 @@ export class HeldLocks {
   private handOff(grant: LockGrant): boolean {
     if (!this.cohort || this.stopped) return false;
     const next = this.queues.head(grant.names.lock)?.waiter;
+    if (!next) return false; // nobody of this process waits: release in Redis
     const handle = grant.cohort!.handOff(grant, next, monotonicMs(), this.cohort);
     if (!handle) return false;
     this.add(handle.grant); // first, so the watchdog never sees the lock without a grant
@@ -235,7 +241,7 @@ export class HeldLocks {
     if (!this.events.wants('released')) return;
     this.events.safeEmit('released', {
       key: grant.key,
-      kind: kindName(grant.kind, grant.options),
+      kind: kindOf(grant.options).event,
       fencingToken: grant.fencingToken,
       heldMs,
       result,
@@ -261,12 +267,4 @@ export class HeldLocks {
     let timer = setTimeout(attempt, delayMs).unref();
     this.releaseRetries.add(timer);
   }
-}
-
-/** The kind's name in events: mutex, token, read, write, fair or semaphore. */
-export function kindName(kind: LockKind, opts: LockOptions): string {
-  if (opts.mode) return opts.mode;
-  if (opts.fair) return 'fair';
-  if (opts.limit !== undefined) return 'semaphore';
-  return kind.reentrant ? 'mutex' : 'token';
 }

@@ -1,27 +1,3 @@
-import { randomFillSync } from 'node:crypto';
-
-const ID_BYTES = 20;
-const POOL_IDS = 256;
-let pool = Buffer.allocUnsafe(ID_BYTES * POOL_IDS);
-let offset = pool.length;
-
-/**
- * An unguessable id (20 random bytes = 160 bits, base64url): owner tokens and hold ids. The bytes
- * come from the CSPRNG in pooled batches (one randomFillSync per 256 ids), which costs a fraction
- * of a randomBytes(20) call per id on the hot path of every acquire.
- */
-export function randomId(): string {
-  if (offset + ID_BYTES > pool.length) {
-    // A fresh buffer each refill: ids already handed out were copied into strings, never reused.
-    pool = randomFillSync(Buffer.allocUnsafe(ID_BYTES * POOL_IDS));
-    offset = 0;
-  }
-  const id = pool.toString('base64url', offset, offset + ID_BYTES);
-  offset += ID_BYTES;
-  return id;
-}
-
-/** Monotonic milliseconds: lease and wait arithmetic never follows wall-clock jumps. */
-export function monotonicMs(): number {
-  return performance.now();
-}
+// Kept for the modules not yet moved to the ids' and the clock's homes (lock-context.ts, deadlines.ts).
+export { randomId } from './lock-context';
+export { monotonicMs } from './deadlines';

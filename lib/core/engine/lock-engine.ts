@@ -1,30 +1,37 @@
 import { setMaxListeners } from 'node:events';
-import { LockLostError, LockNotAcquiredError, LockServiceClosedError, LockUpgradeError } from '../errors';
-import type { LockKind } from '../kinds/lock-kind';
+import { LockServiceClosedError } from '../errors';
+import { KeySpace } from '../kinds/key-space';
+import { MultiGrantHandle, type MultiLockHandle } from '../multi/multi-lock-handle';
+import { EngineInspection } from '../inspection/engine-inspection';
+import type {
+  ForceReleaseLogOptions,
+  ForceReleaseOptions,
+  ForceReleaseRecord,
+  InspectLockOptions,
+  ListLocksOptions,
+  ListLocksResult,
+  LockInfo,
+} from '../inspection/lock-info';
+import type { LockInspector } from '../inspection/lock-inspector';
 import { LockOptions, ResolvedEngineOptions } from '../options/lock-options';
-import { assertLockKey } from '../options/lock-key';
-import { callLockOptions } from '../options/lock-options-validation';
+import { assertLockKey } from '../options/validation';
 import { LocalWaitQueues } from '../waiting/wait-queue';
-import { Acquisition, type AcquisitionContext, type LockingParts } from './acquisition';
+import type { AcquisitionContext } from './acquisition';
 import { CriticalSections } from './critical-sections';
 import { LockEngineReadiness, LockEngineStats, pingReadiness } from './engine-status';
-import { HeldLocks, kindName } from './held-locks';
-import { monotonicMs, randomId } from './ids';
-import { KeySpace } from '../kinds/key-space';
+import { HeldLocks } from './held-locks';
 import type { LockBackend } from './lock-backend';
-import { currentInScope, heldInScope, runInLockScope } from './lock-context';
+import { currentInScope, randomId, runInLockScope } from './lock-context';
 import { LockEvents } from './lock-events';
-import { GrantHandle, LockGrant, LockHandle } from './lock-grant';
-import { MultiLocks, runInMultiLockScope } from '../multi/multi-locks';
-import { MultiGrantHandle, type MultiLockHandle } from '../multi/multi-lock-handle';
-import { InspectableEngine } from '../inspection/inspectable-engine';
+import { GrantHandle, LockHandle } from './lock-grant';
+import { LockRequests } from './lock-request';
 
 /**
  * The lock engine: the public surface (acquire, tryAcquire, using, current, close). Waiting lives
  * in Acquisition, held locks and the watchdog in HeldLocks, the storage behind a LockBackend.
  * Plain Node; no Nest inside. Built by createLockEngine() from options resolved once.
  */
-export class LockEngine extends InspectableEngine {
+export class LockEngine {
   readonly engineId = randomId().slice(0, 8);
   readonly events = new LockEvents();
   private readonly keys: KeySpace;
@@ -33,24 +40,25 @@ export class LockEngine extends InspectableEngine {
   private readonly closing = new AbortController();
   private readonly context: AcquisitionContext;
   private closed?: Promise<void>;
+  /** Inspection (list, inspect, forceRelease) and this engine's registry record; none on the in-memory backend. */
+  private readonly inspection?: EngineInspection;
   /** Critical sections running in using() / hold(): close() lets them finish (drainMs). */
   private readonly sections = new CriticalSections();
-  /** What acquisitions share (single-key and multi-key). */
-  private readonly parts: LockingParts;
-  /** acquire/tryAcquire/using with an array of keys (lib/core/multi). */
-  private readonly multi: MultiLocks;
+  /** Turns each call, one key or many, into a re-entry or a wait (lock-request.ts). */
+  private readonly requests: LockRequests;
 
   constructor(
     private readonly backend: LockBackend,
     /** Resolved by resolveEngineOptions() (createLockEngine does it). */
     readonly options: ResolvedEngineOptions,
   ) {
-    super();
     this.keys = new KeySpace(options.keyPrefix);
-    this.queues = new LocalWaitQueues(options.maxWaitersPerKey);
+    // A new waiter or grant keeps the registry's timer running (it stops when things are idle).
+    const activity = () => this.inspection?.registry?.touch();
+    this.queues = new LocalWaitQueues(options.maxWaitersPerKey, activity);
     // Every waiter listens to `closing` until it leaves; thousands of waiters are normal, not a leak.
     setMaxListeners(0, this.closing.signal);
-    this.held = new HeldLocks(this.engineId, this.events, this.queues, options);
+    this.held = new HeldLocks(this.engineId, this.events, this.queues, { ...options, onGrant: activity });
     backend.watchConnections?.((state) => this.events.safeEmit('connection', state));
     const heldLocks = this.held;
     this.context = {
@@ -69,14 +77,55 @@ export class LockEngine extends InspectableEngine {
         heldLocks.holdTimes.estimate(key, remaining, options.watchdogLeaseMs - options.renewEveryMs - 50),
       isClosed: () => this.closed !== undefined,
     };
-    this.parts = { engineId: this.engineId, keys: this.keys, backend, context: this.context, options };
-    this.multi = new MultiLocks(this.parts);
+    this.requests = new LockRequests({
+      engineId: this.engineId,
+      keys: this.keys,
+      backend,
+      context: this.context,
+      options,
+    });
     const { engineId, keys, held, queues, events } = this;
-    this.openInspection({ engineId, backend, options, keys, held, queues, events });
+    this.inspection = EngineInspection.open({ engineId, backend, options, keys, held, queues, events });
   }
 
-  protected override get isClosing(): boolean {
-    return this.closed !== undefined;
+  /** True when `key` is held, by any process (of any kind, or of `options.kind`). */
+  async isLocked(key: string, options?: InspectLockOptions): Promise<boolean> {
+    return this.inspector().isLocked(key, options);
+  }
+
+  /** Who holds `key` (owner, since when, until when, token, holds) and who waits; null when free. */
+  async inspect(key: string, options?: InspectLockOptions): Promise<LockInfo | null> {
+    return this.inspector().inspect(key, options);
+  }
+
+  /** Held locks across every process and node, a page at a time (from the registry; never KEYS/SCAN). */
+  async list(options?: ListLocksOptions): Promise<ListLocksResult> {
+    return this.inspector().list(options);
+  }
+
+  /**
+   * Evicts the holders of `key`, advances its fencing token, wakes its waiters, aborts the holders'
+   * signals ('force-released') and writes an audit entry. False when nothing was held.
+   */
+  async forceRelease(key: string, options: ForceReleaseOptions): Promise<boolean> {
+    return this.inspector().forceRelease(key, options);
+  }
+
+  /** The newest force-release audit entries (of one key when `options.key` is given). */
+  async forceReleases(options?: ForceReleaseLogOptions): Promise<ForceReleaseRecord[]> {
+    return this.inspector().forceReleases(options);
+  }
+
+  /**
+   * The inspector: a TypeError on a backend without inspection (the in-memory testing backend),
+   * LockServiceClosedError after close().
+   */
+  private inspector(): LockInspector {
+    if (!this.inspection) {
+      throw new TypeError('Inspection (list, inspect, forceRelease) is not supported by this lock backend');
+    }
+    if (this.closed) throw new LockServiceClosedError('closed');
+    return this.inspection.inspector;
   }
 
   /** Takes the lock, waiting up to `waitMs`; rejects with LockNotAcquiredError when it stays busy. */
@@ -88,8 +137,8 @@ export class LockEngine extends InspectableEngine {
     key: string | readonly string[],
     options?: LockOptions,
   ): Promise<LockHandle | MultiLockHandle> {
-    if (Array.isArray(key)) return (await this.multi.lock(key, options, false))!;
-    return (await this.lockOne(key as string, options, false))!;
+    if (Array.isArray(key)) return (await this.requests.many(key, options, false))!;
+    return (await this.requests.one(key as string, options, false))!;
   }
 
   /** Like acquire, but resolves null when busy (default `waitMs` 0: a single attempt). */
@@ -103,101 +152,8 @@ export class LockEngine extends InspectableEngine {
     key: string | readonly string[],
     options?: LockOptions,
   ): Promise<LockHandle | MultiLockHandle | null> {
-    if (Array.isArray(key)) return this.multi.lock(key, options, true);
-    return this.lockOne(key as string, options, true);
-  }
-
-  /**
-   * One key: validates (before any I/O), re-enters when this async context holds the lock, else
-   * waits for it (Acquisition).
-   */
-  private async lockOne(
-    key: string,
-    options: LockOptions | undefined,
-    tryOnly: boolean,
-  ): Promise<LockHandle | null> {
-    assertLockKey(key);
-    const opts = callLockOptions(options);
-    opts.signal?.throwIfAborted();
-    const kind = this.backend.kinds.kindFor(opts);
-    const names = this.keys.names(key, kind.tag);
-    const held = heldInScope(`${this.engineId}|${names.lock}`);
-    const context = this.context;
-    if (context.closing.aborted && !(held instanceof GrantHandle && held.grant.active)) {
-      throw new LockServiceClosedError(this.held.grants.size === 0 ? 'closed' : 'shutting down', key);
-    }
-    // The grant, not this one handle: after a downgrade the frame's write handle is released while
-    // the read hold on the same grant lives on, and asking again must re-enter, not self-deadlock.
-    if (held instanceof GrantHandle) {
-      if (held.grant.active) return this.reenter(held.grant, kind, opts, tryOnly);
-      // Inside a critical section whose lock is lost, asking again must not quietly take a new lock:
-      // the code around it still assumes the old one. A normally released grant is simply over.
-      if (held.grant.lost) throw held.grant.lost;
-    }
-    if (context.queues.isFull(names.lock)) {
-      // Busy, with no room to wait: fail fast instead of growing the queue without bound.
-      if (tryOnly) return null;
-      throw new LockNotAcquiredError(key, 0, -1, {
-        reason: `${context.queues.maxWaitersPerKey} callers of this process already wait for it (maxWaitersPerKey)`,
-      });
-    }
-    const defaults = this.options.defaults;
-    const fixedLease = opts.leaseMs ?? defaults.leaseMs;
-    return new Acquisition(context, {
-      key,
-      names,
-      kind,
-      kindLabel: kindName(kind, opts),
-      options: opts,
-      waitMs: opts.waitMs ?? (tryOnly ? 0 : defaults.waitMs),
-      leaseMs: Math.min(fixedLease ?? this.options.watchdogLeaseMs, opts.maxHoldMs ?? Infinity),
-      watchdog: fixedLease === undefined,
-      tryOnly,
-    }).run();
-  }
-
-  /** A nested acquire by the async context that holds `grant`: one more hold, same token. */
-  private async reenter(
-    grant: LockGrant,
-    kind: LockKind,
-    opts: LockOptions,
-    tryOnly: boolean,
-  ): Promise<LockHandle | null> {
-    const key = grant.key;
-    if (!kind.reentrant || !grant.kind.reentrant) {
-      if (tryOnly) return null;
-      throw new LockNotAcquiredError(key, 0, -1, {
-        reason: 'this async context already holds it and it is not reentrant',
-      });
-    }
-    if (grant.options.mode === 'read' && opts.mode === 'write') throw new LockUpgradeError(key);
-    const holdId = randomId();
-    const started = monotonicMs();
-    const result = await kind.attempt({
-      key,
-      names: grant.names,
-      owner: grant.owner,
-      holdId,
-      leaseMs: grant.leaseMs,
-      reenter: true,
-      options: opts,
-    });
-    if (result.status !== 'granted') {
-      grant.lose('expired');
-      throw grant.lost ?? new LockLostError(key, 'expired');
-    }
-    grant.reentered(started);
-    if (this.events.wants('acquired')) {
-      this.events.safeEmit('acquired', {
-        key,
-        kind: kindName(kind, opts),
-        waitedMs: monotonicMs() - started,
-        attempts: 1,
-        reentered: true,
-        fencingToken: grant.fencingToken,
-      });
-    }
-    return new GrantHandle(grant, holdId);
+    if (Array.isArray(key)) return this.requests.many(key, options, true);
+    return this.requests.one(key as string, options, true);
   }
 
   /** Runs `fn` holding the lock, inside its critical section (nested calls re-enter); always releases. */
@@ -225,7 +181,12 @@ export class LockEngine extends InspectableEngine {
   /** Runs `fn` inside the critical section of a handle from acquire(): calls in it re-enter that lock. */
   runInLock<T>(handle: LockHandle | MultiLockHandle, fn: () => T): T {
     if (handle instanceof MultiGrantHandle && handle.handles.every((h) => h.grant.held === this.held)) {
-      return runInMultiLockScope(handle, fn);
+      // Inside the critical section of every key: nested calls for any of them re-enter.
+      const enter = (i: number): T => {
+        const h = handle.handles[i] as GrantHandle | undefined;
+        return h ? runInLockScope(h.grant.scopeKey, h, () => enter(i + 1)) : fn();
+      };
+      return enter(0);
     }
     if (!(handle instanceof GrantHandle) || handle.grant.held !== this.held) {
       throw new TypeError('runInLock() needs a handle returned by this lock service');
@@ -285,7 +246,8 @@ export class LockEngine extends InspectableEngine {
       for (const holdId of [...grant.openHolds]) releases.push(this.held.release(grant, holdId));
     }
     await Promise.all(releases);
-    await this.closeInspection();
+    // Removes this engine's registry record before the backend closes.
+    await this.inspection?.close();
     await this.backend.close();
   }
 }

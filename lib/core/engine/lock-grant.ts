@@ -6,7 +6,7 @@ import { assertDuration } from '../options/validation';
 import { Cohort, type CohortOpening } from './cohort';
 import { deadlines, type Deadline } from './deadlines';
 import type { HeldLocks } from './held-locks';
-import { monotonicMs } from './ids';
+import { monotonicMs } from './deadlines';
 
 /**
  * Redlock's clock-drift allowance, applied to every lease: 1 % of the lease plus 2 ms. A lease ends
@@ -70,7 +70,12 @@ export class LockGrant implements Deadline {
   readonly replicaAcks?: number;
   /** Monotonic time after which the lock is not renewed any more (maxHoldMs); Infinity without. */
   readonly holdDeadline: number;
-  readonly cohort?: Cohort;
+  /** The cohort this grant belongs to, once it exists (see `cohort`). */
+  private cohortState?: Cohort;
+  /** A fresh cohort grant's opening: its Cohort is built when first needed (most grants never hand over). */
+  private readonly opening?: CohortOpening;
+  /** Renewed since the opening: the Redis lease then ends at `expiresAt`. */
+  private renewedSinceOpening = false;
   /** Set when a cohort ended at its bound: this process' next waiter yields this long (ms). */
   yieldOnEnd = 0;
   /** @internal The deadline (Deadline): the local end or maxHoldMs, whichever is first. */
@@ -103,15 +108,28 @@ export class LockGrant implements Deadline {
     const requestedAt = spec.requestedAt;
     this.grantedAt = spec.grantedAt ?? requestedAt;
     const cohort = spec.cohort;
-    this.cohort =
-      cohort === undefined || cohort instanceof Cohort
-        ? cohort
-        : new Cohort(cohort, spec.fencingToken, requestedAt);
+    if (cohort instanceof Cohort) this.cohortState = cohort;
+    else this.opening = cohort;
     this.expiresAt = requestedAt + spec.leaseMs;
     this.localEnd = this.expiresAt - leaseDriftMs(spec.leaseMs);
     this.holdDeadline =
       spec.options.maxHoldMs === undefined ? Infinity : requestedAt + spec.options.maxHoldMs;
     this.schedule();
+  }
+
+  /** The per-process cohort of this grant (cohort kinds), built on first use. */
+  get cohort(): Cohort | undefined {
+    if (!this.cohortState && this.opening) {
+      // A fresh cohort grant was granted when its request was sent (grantedAt is requestedAt).
+      this.cohortState = new Cohort(this.opening, this.fencingToken, this.grantedAt);
+      if (this.renewedSinceOpening) this.cohortState.redisExpiresAt = this.expiresAt;
+    }
+    return this.cohortState;
+  }
+
+  /** The hold that keeps the Redis lock of this grant's cohort, if it has one. */
+  get cohortHoldId(): string | undefined {
+    return this.cohortState?.holdId ?? this.opening?.holdId;
   }
 
   /** The scope key of this grant's critical sections (engine id + lock name). */
@@ -138,7 +156,8 @@ export class LockGrant implements Deadline {
   renewed(sentAt: number, leaseMs: number): void {
     this.expiresAt = sentAt + leaseMs;
     this.localEnd = this.expiresAt - leaseDriftMs(leaseMs);
-    if (this.cohort) this.cohort.redisExpiresAt = this.expiresAt;
+    if (this.cohortState) this.cohortState.redisExpiresAt = this.expiresAt;
+    else if (this.opening) this.renewedSinceOpening = true;
     if (this.active) this.schedule();
   }
 

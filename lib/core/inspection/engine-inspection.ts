@@ -23,7 +23,8 @@ export interface EngineInspectionParts {
 /** One engine's inspection: the inspector, and its registry entry unless `inspection: false`. */
 export class EngineInspection {
   readonly inspector: LockInspector;
-  private readonly registry?: LockRegistry;
+  /** This engine's record in the registry of held locks (none with `inspection: false`). */
+  readonly registry?: LockRegistry;
 
   private constructor(parts: EngineInspectionParts) {
     const { engineId, backend, options, keys, held, queues, events } = parts;
@@ -48,10 +49,6 @@ export class EngineInspection {
         target,
         grants: held.grants,
         queues,
-        onActivity: (callback) => {
-          held.onGrant = callback;
-          queues.onEnter = callback;
-        },
         heartbeatMs: options.renewEveryMs,
         commandTimeoutMs: options.commandTimeoutMs,
         baseTtlMs: options.watchdogLeaseMs + options.renewEveryMs,

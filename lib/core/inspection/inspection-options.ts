@@ -1,5 +1,4 @@
-import { assertLockKey } from '../options/lock-key';
-import { assertKnownNames, describe } from '../options/validation';
+import { assertLockKey, assertKnownNames, describe } from '../options/validation';
 import {
   LOCK_KINDS,
   type ForceReleaseLogOptions,

@@ -1,4 +1,5 @@
 import type { LockKindTag } from '../kinds/key-space';
+import { KINDS } from '../kinds/kind-registry';
 
 /**
  * The kind of a lock as inspection names it: `mutex` (reentrant, the default), `token` (`reentrant:
@@ -104,14 +105,10 @@ export interface ForceReleaseLogOptions {
   limit?: number;
 }
 
-/** The Redis key tag of each kind (`mutex` and `token` share `m`: they exclude each other). */
-export const KIND_TAGS: Readonly<Record<LockKind, LockKindTag>> = {
-  mutex: 'm',
-  token: 'm',
-  'read-write': 'rw',
-  fair: 'fair',
-  semaphore: 'sem',
-};
+/** The Redis key tag of each kind (`mutex` and `token` share `m`: they exclude each other), from KINDS. */
+export const KIND_TAGS: Readonly<Record<LockKind, LockKindTag>> = Object.fromEntries(
+  Object.values(KINDS).map((row) => [row.inspection, row.tag]),
+) as Record<LockKind, LockKindTag>;
 
 /** The label of an owner in `waiters.byOwner` and in logs. */
 export function ownerLabel(owner: LockOwner): string {

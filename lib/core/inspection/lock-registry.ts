@@ -23,8 +23,6 @@ export interface LockRegistryDeps {
   /** The engine's live grants (HeldLocks.grants). */
   readonly grants: ReadonlySet<LockGrant>;
   readonly queues: LocalWaitQueues;
-  /** Sets (or clears) the callback for a new grant or a new waiter of this engine. */
-  readonly onActivity: (callback: (() => void) | undefined) => void;
   /** Full rewrite this often (the watchdog period): a record Redis lost comes back within it. */
   readonly heartbeatMs: number;
   readonly commandTimeoutMs: number;
@@ -87,14 +85,12 @@ export class LockRegistry {
   constructor(private readonly deps: LockRegistryDeps) {
     const { host, pid, app } = deps.identity;
     this.identityValue = JSON.stringify({ host, pid, app, since: Date.now() });
-    deps.onActivity(this.touch);
   }
 
   /** Stops the timer and removes this engine's record (before the connections close). */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.deps.onActivity(undefined);
     this.stopTimer();
     await this.running;
     // The record expires by itself: a Redis that is down or slow must not hold close() for long.
@@ -102,19 +98,23 @@ export class LockRegistry {
     if (this.recordWritten && up) await this.write({ op: 'drop' }, CLOSE_DROP_MS).catch(() => undefined);
   }
 
-  private readonly touch = (): void => {
+  /** The engine granted a lock or queued a waiter: the timer runs (again) until things are idle. */
+  touch(): void {
     this.idleTicks = 0;
     if (!this.timer && !this.closed) {
       this.timer = setInterval(() => void this.tick(), REGISTRY_SYNC_MS);
       this.timer.unref();
     }
-  };
+  }
 
   private tick(): Promise<void> {
     if (this.closed) return Promise.resolve();
     if (this.running) return this.running;
     // Nothing held or waited for here, and no record left in Redis: stop ticking soon.
     if (!this.recordWritten && this.deps.grants.size === 0 && this.deps.queues.size === 0) {
+      // A subscription asked for with a record that was never written (Redis frozen or down at the
+      // time) is dropped too: nothing held here that a notice could be about.
+      this.unlisten();
       if (++this.idleTicks >= IDLE_TICKS) this.stopTimer();
       return Promise.resolve();
     }
@@ -126,7 +126,10 @@ export class LockRegistry {
     const fields = this.snapshot();
     if (fields.size === 1) {
       // Only the identity: nothing held or waited for long enough to report.
-      if (!this.recordWritten) return;
+      if (!this.recordWritten) {
+        this.unlisten();
+        return;
+      }
       try {
         await this.write({ op: 'drop' });
         this.recordWritten = false;

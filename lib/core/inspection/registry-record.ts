@@ -1,3 +1,4 @@
+import { kindOf } from '../kinds/kind-registry';
 import type { LockGrant } from '../engine/lock-grant';
 import type { LockKind, LockOwner } from './lock-info';
 
@@ -64,16 +65,7 @@ export function waitingField(lockName: string): string {
 
 /** The inspection kind of a grant. */
 export function kindOfGrant(grant: LockGrant): LockKind {
-  switch (grant.kind.tag) {
-    case 'rw':
-      return 'read-write';
-    case 'fair':
-      return 'fair';
-    case 'sem':
-      return 'semaphore';
-    default:
-      return grant.kind.reentrant ? 'mutex' : 'token';
-  }
+  return kindOf(grant.options).inspection;
 }
 
 /** Parses one record (HGETALL as a flat array); entries that do not parse are skipped. */

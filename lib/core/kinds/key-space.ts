@@ -6,6 +6,9 @@
  * user text can never open or close a hash tag early (an empty tag `{}` would scatter the keys).
  */
 export class KeySpace {
+  /** Names already built, per kind tag: a hot key costs a map lookup, not four strings and a regex. */
+  private readonly built = new Map<LockKindTag, Map<string, LockKeyNames>>();
+
   constructor(readonly prefix: string) {}
 
   /** The hash-tagged stem shared by every key of `key`'s lock. */
@@ -18,8 +21,20 @@ export class KeySpace {
    * lock, which exclude each other), `rw`, `fair` and `sem` are four different locks on one key.
    */
   names(key: string, kind: LockKindTag = 'm'): LockKeyNames {
+    let cache = this.built.get(kind);
+    if (!cache) this.built.set(kind, (cache = new Map()));
+    let names = cache.get(key);
+    if (!names) {
+      // Bounded: a process that locks ever new keys keeps at most NAMES_KEPT of them per kind.
+      if (cache.size >= NAMES_KEPT) cache.clear();
+      cache.set(key, (names = this.build(key, kind)));
+    }
+    return names;
+  }
+
+  private build(key: string, kind: LockKindTag): LockKeyNames {
     const stem = this.stem(key);
-    return {
+    return Object.freeze({
       lock: `${stem}:${kind}`,
       // One fencing counter per lock: the mutex and token lock share `m` (they exclude each other),
       // every other kind is a lock of its own with its own counter, so a cohort's reserved tokens
@@ -27,19 +42,22 @@ export class KeySpace {
       fence: kind === 'm' ? `${stem}:fence` : `${stem}:fence:${kind}`,
       channel: `${stem}:${kind}:ch`,
       aux: `${stem}:${kind}:aux`,
-    };
+    });
   }
 }
+
+/** Lock names KeySpace keeps built per kind tag. */
+const NAMES_KEPT = 1024;
 
 /** Short tags of the lock kinds; part of each Redis key name. */
 export type LockKindTag = 'm' | 'rw' | 'fair' | 'sem';
 
 /** The Redis names one lock uses. `aux` is a second structure some kinds need (queue, permits). */
 export interface LockKeyNames {
-  lock: string;
-  fence: string;
-  channel: string;
-  aux: string;
+  readonly lock: string;
+  readonly fence: string;
+  readonly channel: string;
+  readonly aux: string;
 }
 
 function encodeTag(key: string): string {

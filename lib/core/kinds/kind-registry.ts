@@ -1,32 +1,62 @@
-import type { LockKind } from './lock-kind';
+import type { LockKind as KindScripts } from './lock-kind';
+import type { LockKindTag } from './key-space';
 import type { LockOptions } from '../options/lock-options';
+
+/** What options choose: one row of KINDS. */
+export type KindName = 'mutex' | 'token' | 'read' | 'write' | 'fair' | 'semaphore';
+
+/** One kind's names: where its instance sits in a backend, its Redis tag, and what inspection and events call it. */
+export interface KindRow {
+  /** The backend's instance that serves it (read and write share the read-write lock). */
+  readonly impl: keyof LockKinds;
+  /** Part of the Redis key names; kinds with the same tag exclude each other (mutex and token). */
+  readonly tag: LockKindTag;
+  /** Its name in inspect(), list() and the registry. */
+  readonly inspection: 'mutex' | 'token' | 'read-write' | 'fair' | 'semaphore';
+  /** Its name in events and metrics (`kind`). */
+  readonly event: KindName;
+  /** The option that chooses it (named when a backend does not offer it). */
+  readonly option?: 'mode' | 'fair' | 'limit';
+}
+
+/** Every kind, in one table: the only place a kind's tag and names are written down. */
+export const KINDS: Readonly<Record<KindName, KindRow>> = {
+  mutex: { impl: 'mutex', tag: 'm', inspection: 'mutex', event: 'mutex' },
+  token: { impl: 'token', tag: 'm', inspection: 'token', event: 'token' },
+  read: { impl: 'readWrite', tag: 'rw', inspection: 'read-write', event: 'read', option: 'mode' },
+  write: { impl: 'readWrite', tag: 'rw', inspection: 'read-write', event: 'write', option: 'mode' },
+  fair: { impl: 'fair', tag: 'fair', inspection: 'fair', event: 'fair', option: 'fair' },
+  semaphore: { impl: 'semaphore', tag: 'sem', inspection: 'semaphore', event: 'semaphore', option: 'limit' },
+};
+
+/** The kind validated options ask for. */
+export function kindOf(opts: LockOptions): KindRow {
+  if (opts.mode !== undefined) return opts.mode === 'write' ? KINDS.write : KINDS.read;
+  if (opts.fair) return KINDS.fair;
+  if (opts.limit !== undefined) return KINDS.semaphore;
+  return opts.reentrant === false ? KINDS.token : KINDS.mutex;
+}
 
 /** The lock kinds a backend offers; a missing one is refused with a clear error. */
 export interface LockKinds {
-  mutex: LockKind;
-  token: LockKind;
-  readWrite?: LockKind;
-  fair?: LockKind;
-  semaphore?: LockKind;
+  mutex: KindScripts;
+  token: KindScripts;
+  readWrite?: KindScripts;
+  fair?: KindScripts;
+  semaphore?: KindScripts;
 }
 
-/** Picks the kind that validated options ask for. */
+/** Picks a backend's kind for validated options. */
 export class KindRegistry {
   constructor(
     private readonly kinds: LockKinds,
     private readonly backendName: string,
   ) {}
 
-  kindFor(opts: LockOptions): LockKind {
-    if (opts.mode !== undefined) return this.need('readWrite', 'mode');
-    if (opts.fair) return this.need('fair', 'fair');
-    if (opts.limit !== undefined) return this.need('semaphore', 'limit');
-    return opts.reentrant === false ? this.kinds.token : this.kinds.mutex;
-  }
-
-  private need(kind: keyof LockKinds, option: string): LockKind {
-    const found = this.kinds[kind];
-    if (!found) throw new TypeError(`The "${option}" option is not supported with ${this.backendName}`);
+  kindFor(opts: LockOptions): KindScripts {
+    const row = kindOf(opts);
+    const found = this.kinds[row.impl];
+    if (!found) throw new TypeError(`The "${row.option!}" option is not supported with ${this.backendName}`);
     return found;
   }
 }

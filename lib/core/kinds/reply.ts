@@ -103,18 +103,23 @@ export async function releaseHold(
   h: HoldRef,
   alwaysPublish?: '0' | '1',
 ): Promise<ReleaseResult> {
-  const keys = [h.names.lock, h.names.aux];
-  const args: HoldReleaseArgs = [h.owner, h.holdId, h.names.channel, gateway.publishCommand];
-  const mutexArgs: MutexReleaseArgs = [
-    ...args,
-    alwaysPublish ?? '0',
-    h.yieldTo?.process ?? '',
-    h.yieldTo?.ms ?? 0,
-  ];
+  const { names } = h;
+  const args: (string | number)[] =
+    alwaysPublish === undefined
+      ? [h.owner, h.holdId, names.channel, gateway.publishCommand]
+      : [
+          h.owner,
+          h.holdId,
+          names.channel,
+          gateway.publishCommand,
+          alwaysPublish,
+          h.yieldTo?.process ?? '',
+          h.yieldTo?.ms ?? 0,
+        ];
   const reply = await gateway.run(
     script as LuaScript<(string | number)[], HoldReleaseReply>,
-    keys,
-    alwaysPublish === undefined ? args : mutexArgs,
+    [names.lock, names.aux],
+    args,
     { userKey: h.key },
   );
   return reply === 1 ? 'released' : reply === 2 ? 'still-held' : 'not-held';

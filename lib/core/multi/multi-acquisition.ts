@@ -1,9 +1,10 @@
 import { LockServiceClosedError } from '../errors';
 import type { AcquisitionContext } from '../engine/acquisition';
-import { kindName } from '../engine/held-locks';
-import { monotonicMs, randomId } from '../engine/ids';
+import { kindOf } from '../kinds/kind-registry';
+import { monotonicMs } from '../engine/deadlines';
+import { randomId } from '../engine/lock-context';
 import { GrantHandle, LockGrant } from '../engine/lock-grant';
-import { reportGrant, Waiter } from '../waiting/waiter';
+import { Waiter } from '../waiting/waiter';
 import type { LockKind } from '../kinds/lock-kind';
 import type { LockOptions } from '../options/lock-options';
 import { ATTEMPT_MARGIN_MS } from '../waiting/with-deadline';
@@ -44,7 +45,7 @@ export class MultiAcquisition {
     private readonly locker: MultiKeyLocker,
     private readonly req: MultiAcquisitionRequest,
   ) {
-    this.kindLabel = kindName(req.kind, req.options);
+    this.kindLabel = kindOf(req.options).event;
     this.wait = new Waiter(
       ctx,
       {
@@ -170,8 +171,7 @@ export class MultiAcquisition {
       throw new LockServiceClosedError('closed', targets[0]!.key);
     }
     const waitedMs = round.requestedAt - this.wait.started;
-    const attempts = this.wait.attempts;
-    for (const h of handles) reportGrant(ctx, this.kindLabel, h.key, waitedMs, attempts, h.fencingToken);
+    for (const h of handles) this.wait.reportGrant(h.key, waitedMs, h.fencingToken);
     return handle;
   }
 

@@ -1,6 +1,5 @@
 import type { LockOptions } from '../options/lock-options';
-import { assertLockKey, lockKeyError } from '../options/lock-key';
-import { describe } from '../options/validation';
+import { assertLockKey, lockKeyError, describe } from '../options/validation';
 
 /**
  * Most keys one multi-key call may name (after de-duplication the limit still counts every member

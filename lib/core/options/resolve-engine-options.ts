@@ -7,7 +7,7 @@ import {
   ReplicaAckOptions,
 } from './lock-options';
 import { leaseDriftMs } from '../engine/lock-grant';
-import { snapshotOptions } from './lock-options-validation';
+import { snapshotOptions } from './validation';
 import { assertDuration, describe } from './validation';
 
 // Every check runs before any Redis command, so bad input never costs a round trip or leaves state.

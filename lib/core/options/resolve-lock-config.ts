@@ -6,7 +6,7 @@ import {
 } from '../topology/redlock/redlock-options';
 import { ENGINE_OPTION_NAMES, LockEngineOptions, ResolvedEngineOptions } from './lock-options';
 import { resolveEngineOptions } from './resolve-engine-options';
-import { snapshotOptions } from './lock-options-validation';
+import { snapshotOptions } from './validation';
 import { describe } from './validation';
 
 /** Options of createLockEngine: where Redis is (`redis` or `redlock`), plus the engine tuning. */

@@ -9,12 +9,12 @@ import type { Waiter } from './waiter';
  */
 export class LocalWaitQueues {
   private readonly queues = new Map<string, KeyQueue>();
-  /** Called when a waiter joins a queue (the inspection registry starts its timer). */
-  onEnter?: () => void;
 
   constructor(
     /** Waiters one process may queue on one lock; callers beyond it are refused at once. */
     readonly maxWaitersPerKey = Infinity,
+    /** Called when a waiter joins a queue (the engine's registry keeps its timer running). */
+    private readonly onEnter?: () => void,
   ) {}
 
   /** True when `lockName` already has `maxWaitersPerKey` local waiters: a new caller is refused. */

@@ -1,6 +1,6 @@
 import { LockNotAcquiredError, LockServiceClosedError } from '../errors';
 import type { AcquisitionContext, AcquisitionRequest } from '../engine/acquisition';
-import { monotonicMs } from '../engine/ids';
+import { monotonicMs } from '../engine/deadlines';
 import type { LockGrant } from '../engine/lock-grant';
 import type { GrantHandle } from '../engine/lock-grant';
 import type { LockOptions } from '../options/lock-options';
@@ -49,17 +49,19 @@ export class Waiter {
   /** Set once the call has settled: later hand-offs are refused. */
   private settled = false;
   private reportedLocal = false;
+  private readonly req?: AcquisitionRequest;
+  private readonly ticket?: Ticket;
 
   constructor(
     private readonly ctx: AcquisitionContext,
     private readonly call: WaitCall,
     /** Monotonic time the call began. */
     readonly started: number,
-    /** The single-key request this waiter waits for, when it takes hand-offs (cohort kinds). */
-    private readonly req?: AcquisitionRequest,
-    /** Its place in the local queue (with `req`). */
-    private readonly ticket?: Ticket,
+    /** The single-key request this waiter waits for and its place in the local queue, when it takes hand-offs (cohort kinds). */
+    handoff?: { readonly req: AcquisitionRequest; readonly ticket: Ticket },
   ) {
+    this.req = handoff?.req;
+    this.ticket = handoff?.ticket;
     this.deadline = started + call.waitMs;
     this.backoffMs = ctx.backoff.initialMs;
   }
@@ -224,7 +226,37 @@ export class Waiter {
 
   /** Reports a wait that ended without the lock (`notAcquired`), naming `key`. */
   reportFailure(key: string, reason: Failure): void {
-    reportFailure(this.ctx, this.call, key, reason, this.started, this.attempts);
+    const { ctx, call } = this;
+    if (!ctx.events.wants('notAcquired')) return;
+    ctx.events.safeEmit('notAcquired', {
+      key,
+      kind: call.kindLabel,
+      waitedMs: monotonicMs() - this.started,
+      attempts: this.attempts,
+      reason,
+      tryOnly: call.tryOnly,
+      waitMs: call.waitMs,
+    });
+  }
+
+  /** Reports a grant of `key` (`acquired`) whose request was sent `waitedMs` after the call began. */
+  reportGrant(
+    key: string,
+    waitedMs: number,
+    fencingToken: number,
+    extra?: { replicaAcks?: number; handedOver?: true },
+  ): void {
+    const events = this.ctx.events;
+    if (!events.wants('acquired')) return;
+    events.safeEmit('acquired', {
+      key,
+      kind: this.call.kindLabel,
+      waitedMs,
+      attempts: this.attempts,
+      reentered: false,
+      fencingToken,
+      ...extra,
+    });
   }
 
   /**
@@ -252,47 +284,4 @@ export class Waiter {
     this.reportFailure(key, 'aborted');
     throw signal!.reason;
   }
-}
-
-/** Reports a wait that ended without the lock (`notAcquired`), naming `key`. */
-export function reportFailure(
-  ctx: AcquisitionContext,
-  call: WaitCall,
-  key: string,
-  reason: Failure,
-  started: number,
-  attempts: number,
-): void {
-  if (!ctx.events.wants('notAcquired')) return;
-  ctx.events.safeEmit('notAcquired', {
-    key,
-    kind: call.kindLabel,
-    waitedMs: monotonicMs() - started,
-    attempts,
-    reason,
-    tryOnly: call.tryOnly,
-    waitMs: call.waitMs,
-  });
-}
-
-/** Reports a grant of `key` (`acquired`) whose request was sent `waitedMs` after the call began. */
-export function reportGrant(
-  ctx: AcquisitionContext,
-  kindLabel: string,
-  key: string,
-  waitedMs: number,
-  attempts: number,
-  fencingToken: number,
-  extra?: { replicaAcks?: number; handedOver?: true },
-): void {
-  if (!ctx.events.wants('acquired')) return;
-  ctx.events.safeEmit('acquired', {
-    key,
-    kind: kindLabel,
-    waitedMs,
-    attempts,
-    reentered: false,
-    fencingToken,
-    ...extra,
-  });
 }

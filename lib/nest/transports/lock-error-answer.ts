@@ -25,20 +25,37 @@ export interface LockErrorAnswer {
   readonly retryAfterMs?: number;
 }
 
+/**
+ * What a lock error means for the client, the one classification every transport answers by (HTTP
+ * 423 / 503 / 400, and the codes outside HTTP); undefined when `error` is not a lock error.
+ */
+export function lockErrorCode(error: unknown): LockErrorCode | undefined {
+  if (error instanceof LockNotAcquiredError) return 'LOCKED';
+  // Redis down or failing, or the service shutting down (closing before Redis answers is no lock).
+  if (error instanceof LockRedisError || error instanceof LockServiceClosedError)
+    return 'SERVICE_UNAVAILABLE';
+  if (isLockKeyError(error)) return 'BAD_USER_INPUT';
+  if (error instanceof LockError) return 'INTERNAL_SERVER_ERROR';
+  return undefined;
+}
+
 /** The answer for `error`, or undefined when it is not a lock error (it then passes unchanged). */
 export function lockErrorAnswer(error: unknown, retryAfter: RetryAfterOption): LockErrorAnswer | undefined {
-  if (error instanceof LockNotAcquiredError) {
-    const ms = retryAfterMs(retryAfter, error);
-    return ms === undefined
-      ? { code: 'LOCKED', message: LOCKED_MESSAGE }
-      : { code: 'LOCKED', message: LOCKED_MESSAGE, retryAfterMs: ms };
+  switch (lockErrorCode(error)) {
+    case 'LOCKED': {
+      const ms = retryAfterMs(retryAfter, error as LockNotAcquiredError);
+      return ms === undefined
+        ? { code: 'LOCKED', message: LOCKED_MESSAGE }
+        : { code: 'LOCKED', message: LOCKED_MESSAGE, retryAfterMs: ms };
+    }
+    case 'SERVICE_UNAVAILABLE':
+      return { code: 'SERVICE_UNAVAILABLE', message: LOCK_UNAVAILABLE_MESSAGE };
+    case 'BAD_USER_INPUT':
+      // Key errors name the template and the problem, never the key's value.
+      return { code: 'BAD_USER_INPUT', message: (error as Error).message };
+    case 'INTERNAL_SERVER_ERROR':
+      return { code: 'INTERNAL_SERVER_ERROR', message: lockFailedMessage((error as Error).name) };
+    default:
+      return undefined;
   }
-  if (error instanceof LockRedisError || error instanceof LockServiceClosedError) {
-    return { code: 'SERVICE_UNAVAILABLE', message: LOCK_UNAVAILABLE_MESSAGE };
-  }
-  // Key errors name the template and the problem, never the key's value.
-  if (isLockKeyError(error)) return { code: 'BAD_USER_INPUT', message: error.message };
-  if (error instanceof LockError)
-    return { code: 'INTERNAL_SERVER_ERROR', message: lockFailedMessage(error.name) };
-  return undefined;
 }

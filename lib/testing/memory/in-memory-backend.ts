@@ -1,27 +1,29 @@
-import { KindRegistry, LockKinds } from '../../core/kinds/kind-registry';
+import { FairLock } from '../../core/kinds/fair-lock';
+import { KindRegistry } from '../../core/kinds/kind-registry';
+import { ReadWriteLock } from '../../core/kinds/read-write-lock';
+import { ReentrantMutex } from '../../core/kinds/reentrant-mutex';
+import { Semaphore } from '../../core/kinds/semaphore';
+import { TokenLock } from '../../core/kinds/token-lock';
 import { waiterTtlMs } from '../../core/kinds/waiter-ttl';
 import type { LockBackend } from '../../core/engine/lock-backend';
+import { RedisMultiLocker } from '../../core/multi/redis-multi-locker';
 import type { ResolvedEngineOptions } from '../../core/options/lock-options';
 import { WakeupHub } from '../../core/waiting/wakeup-hub';
-import { MemoryFairLock } from './kinds/memory-fair-lock';
-import { MemoryMutex } from './kinds/memory-mutex';
-import { MemoryReadWriteLock } from './kinds/memory-read-write-lock';
-import { MemorySemaphore } from './kinds/memory-semaphore';
-import { MemoryTokenLock } from './kinds/memory-token-lock';
-import { MemoryCommands } from './memory-commands';
+import { MemoryScripts } from './memory-scripts';
 import { MemoryStore } from './memory-store';
 import { MemorySubscriber } from './memory-subscriber';
 
 /**
- * A LockBackend that keeps every lock in this process: the five lock kinds over a MemoryStore
- * with the semantics of their Lua scripts, and the real WakeupHub over an in-process subscriber.
- * For tests only: nothing is shared with other processes, and nothing survives the process.
+ * A LockBackend that keeps every lock in this process: the production lock kinds and multi-key
+ * locker, built as RedisBackend builds them, run their scripts through MemoryScripts (TypeScript
+ * ports of the Lua over a MemoryStore) instead of a Redis gateway; the real WakeupHub listens on an
+ * in-process subscriber. For tests only: nothing is shared with other processes, and nothing
+ * survives the process.
  */
 export class InMemoryLockBackend implements LockBackend {
-  readonly commands: MemoryCommands;
+  readonly scripts: MemoryScripts;
   readonly kinds: KindRegistry;
-  /** The five kinds by name (the conformance spec drives them beside the Redis kinds). */
-  readonly lockKinds: Required<LockKinds>;
+  readonly multiKeys: RedisMultiLocker;
   readonly hub: WakeupHub;
   private subscriber?: MemorySubscriber;
 
@@ -30,22 +32,27 @@ export class InMemoryLockBackend implements LockBackend {
     /** The keyspace; pass another backend's store to act as a second replica on the same "Redis". */
     readonly store: MemoryStore = new MemoryStore(),
   ) {
-    this.commands = new MemoryCommands(this.store, options.fenceTtlMs);
+    const scripts = (this.scripts = new MemoryScripts(store, options.commandTimeoutMs));
+    const fence = options.fenceTtlMs;
     const waiterTtl = waiterTtlMs(options.backoff.maxMs);
-    this.lockKinds = {
-      mutex: new MemoryMutex(this.commands),
-      token: new MemoryTokenLock(this.commands),
-      readWrite: new MemoryReadWriteLock(this.commands, waiterTtl),
-      fair: new MemoryFairLock(
-        this.commands,
-        waiterTtl,
-        options.cohort !== false && options.cohort.fair === true,
-      ),
-      semaphore: new MemorySemaphore(this.commands, waiterTtl),
-    };
-    this.kinds = new KindRegistry(this.lockKinds, 'the in-memory lock backend');
+    this.multiKeys = new RedisMultiLocker(scripts, fence);
+    this.kinds = new KindRegistry(
+      {
+        mutex: new ReentrantMutex(scripts, fence),
+        token: new TokenLock(scripts, fence),
+        readWrite: new ReadWriteLock(scripts, fence, waiterTtl),
+        fair: new FairLock(
+          scripts,
+          fence,
+          waiterTtl,
+          options.cohort !== false && options.cohort.fair === true,
+        ),
+        semaphore: new Semaphore(scripts, fence, waiterTtl),
+      },
+      'the in-memory lock backend',
+    );
     this.hub = new WakeupHub(
-      () => (this.subscriber = new MemorySubscriber(this.store)).asClient(),
+      () => (this.subscriber = new MemorySubscriber(store)).asClient(),
       () => false,
       options.commandTimeoutMs,
     );
@@ -53,7 +60,7 @@ export class InMemoryLockBackend implements LockBackend {
 
   /** Answers at once, or rejects like every command while failBackend() is in force. */
   async ping(): Promise<number> {
-    await this.commands.run(() => undefined, 'PING');
+    await this.scripts.ping();
     return 0;
   }
 

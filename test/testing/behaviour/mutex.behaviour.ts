@@ -96,13 +96,16 @@ export function describeMutexBehaviour(env: () => BehaviourEnv): void {
     });
 
     it('keeps a watchdog lock past several leases while the holder runs', async () => {
-      const a = env().engine({ watchdogLeaseMs: 150, renewEveryMs: 30 });
+      // A renewal every 100 ms of a 500 ms lease: 400 ms of slack for a late round on a loaded host.
+      const a = env().engine({ watchdogLeaseMs: 500, renewEveryMs: 100 });
       const b = env().engine();
       const key = freshKey('watchdog');
       const held = await a.acquire(key);
       let rounds = 0;
-      // Eight rounds of 30 ms span more than the 150 ms lease.
-      await new Promise<void>((resolve) => {
+      // Eight rounds of 100 ms span more than the 500 ms lease (1.6 leases). A lost lock fails at once
+      // (no more renewals would come) rather than at the test timeout.
+      await new Promise<void>((resolve, reject) => {
+        held.signal.addEventListener('abort', () => reject(held.signal.reason), { once: true });
         const onRound = (r: { renewed: number }) => {
           if (r.renewed > 0 && ++rounds === 8) {
             a.events.off('renewed', onRound);

@@ -1,28 +1,18 @@
 /*
- * The two sides of the conformance spec: the Redis kinds (lib/core/kinds, running the Lua scripts on
- * a real redis-server) and the in-memory kinds (lib/testing/memory/kinds), built with the same
- * settings. Each side records the raw script replies and the pub/sub messages of every step and
- * reads the state of a lock's keys into one common shape.
+ * The two sides of the script seam: the RedisGateway running the Lua scripts on a real redis-server,
+ * and MemoryScripts running their TypeScript ports (lib/testing/memory/scripts) over a MemoryStore.
+ * TwinRunner sends every script call of a step to both, with the same KEYS and ARGV, and records
+ * both raw replies; each side reads the state of its keys and the messages it published into one
+ * common shape.
  */
-import { FairLock } from '../../../lib/core/kinds/fair-lock';
-import type { LockKinds } from '../../../lib/core/kinds/kind-registry';
-import { ReadWriteLock } from '../../../lib/core/kinds/read-write-lock';
-import { ReentrantMutex } from '../../../lib/core/kinds/reentrant-mutex';
-import { Semaphore } from '../../../lib/core/kinds/semaphore';
-import { TokenLock } from '../../../lib/core/kinds/token-lock';
-import { RedisGateway, type ScriptCall } from '../../../lib/core/redis/redis-gateway';
+import { RedisGateway, type ScriptCall, type ScriptRunner } from '../../../lib/core/redis/redis-gateway';
 import type { LuaScript, ScriptArg } from '../../../lib/core/redis/script-library';
-import { MemoryFairLock } from '../../../lib/testing/memory/kinds/memory-fair-lock';
-import { MemoryMutex } from '../../../lib/testing/memory/kinds/memory-mutex';
-import { MemoryReadWriteLock } from '../../../lib/testing/memory/kinds/memory-read-write-lock';
-import { MemorySemaphore } from '../../../lib/testing/memory/kinds/memory-semaphore';
-import { MemoryTokenLock } from '../../../lib/testing/memory/kinds/memory-token-lock';
-import { MemoryCommands } from '../../../lib/testing/memory/memory-commands';
+import { MemoryScripts } from '../../../lib/testing/memory/memory-scripts';
 import { MemoryStore } from '../../../lib/testing/memory/memory-store';
 import { closeClient, redisClient } from '../../support/redis-assertions';
-import { Approx, Normalised, normaliseNumber, normaliseReply, normaliseText } from './normalise';
+import { Approx, Normalised, normaliseNumber, normaliseText } from './normalise';
 
-/** Settings both sides' kinds are built with. */
+/** Settings the kinds above the seam are built with. */
 export const CONFORMANCE_SETTINGS = {
   fenceTtlMs: 86_400_000,
   /**
@@ -40,55 +30,82 @@ export type Fixture =
   | { type: 'zset'; members: [member: string, score: number][]; ttlMs?: number }
   | { type: 'list'; items: string[]; ttlMs?: number };
 
-/** What one step did besides its reply: the scripts it ran (raw replies) and what it published. */
-export interface StepTrace {
-  scripts: [script: string, reply: Normalised][];
-  published: [channel: string, message: string][];
-}
-
-/** One backend under comparison. */
-export interface ConformanceSide {
+/** One side of the seam: its script runner, and what a step reads from its keyspace. */
+export interface SeamSide {
   readonly name: 'redis' | 'memory';
-  readonly kinds: Required<LockKinds>;
+  readonly runner: ScriptRunner;
   /** Writes `fixture` at the Redis key `key` (replacing what was there). */
   seed(key: string, fixture: Fixture): Promise<void>;
   /** Every live key under `prefix`: type, TTL ('none' or ms left) and content, normalised. */
   state(prefix: string): Promise<Record<string, Normalised>>;
-  /** The scripts run and the messages published since the last call. */
-  drain(): Promise<StepTrace>;
+  /** The messages published since the last call, in order. */
+  published(): Promise<[channel: string, message: string][]>;
   /** The side's server clock in ms (for normalising replies). */
   nowMs(): Promise<number>;
+  /** Calls `send` so that its reply comes about `ms` late (Redis paused; the event loop held up). */
+  late<T>(send: () => Promise<T>, ms: number): Promise<T>;
   close(): Promise<void>;
 }
 
-/** Records every script reply of the Redis kinds (the gateway is theirs; nothing else changes). */
-class RecordingGateway extends RedisGateway {
-  readonly replies: [string, unknown][] = [];
+/** One script call of a step: what both sides were sent, and each side's raw reply (or error). */
+export interface SeamCall {
+  script: string;
+  keys: readonly string[];
+  args: readonly ScriptArg[];
+  replies: Record<SeamSide['name'], unknown>;
+}
 
-  override async run<Args extends readonly ScriptArg[], Reply>(
+/**
+ * The ScriptRunner the kinds of the spec run on: every call goes to Redis, then to memory, with the
+ * same KEYS and ARGV; the kinds go on with Redis' reply (the reference).
+ */
+export class TwinRunner implements ScriptRunner {
+  readonly publishCommand = 'PUBLISH';
+  readonly cluster = false;
+  /** The calls since the last drain(). */
+  private calls: SeamCall[] = [];
+
+  constructor(
+    private readonly redis: SeamSide,
+    private readonly memory: SeamSide,
+  ) {}
+
+  async run<Args extends readonly ScriptArg[], Reply>(
     script: LuaScript<Args, Reply>,
-    keys: string[],
+    keys: readonly string[],
     args: Args,
     call?: ScriptCall<Reply>,
   ): Promise<Reply> {
-    try {
-      const reply = await super.run(script, keys, args, call);
-      this.replies.push([script.name, reply]);
-      return reply;
-    } catch (err) {
-      this.replies.push([script.name, err instanceof Error && err.cause instanceof Error ? err.cause : err]);
-      throw err;
-    }
+    const settle = (reply: Promise<Reply>) =>
+      reply.then(
+        (value) => ({ ok: true as const, value }),
+        (error: unknown) => ({ ok: false as const, error }),
+      );
+    const onRedis = await settle(this.redis.runner.run(script, keys, args, call));
+    const onMemory = await settle(this.memory.runner.run(script, keys, args, call));
+    const raw = (o: typeof onRedis): unknown => (o.ok ? o.value : o.error);
+    this.calls.push({
+      script: script.name,
+      keys,
+      args,
+      replies: { redis: raw(onRedis), memory: raw(onMemory) },
+    });
+    if (!onRedis.ok) throw onRedis.error;
+    return onRedis.value;
+  }
+
+  /** The calls since the last drain. */
+  drain(): SeamCall[] {
+    return this.calls.splice(0);
   }
 }
 
-/** The Redis side: the production kinds on their own gateway, plus a subscriber on `channels`. */
-export async function redisSide(url: string, channels: string): Promise<ConformanceSide> {
-  const { fenceTtlMs, waiterTtlMs, commandTimeoutMs } = CONFORMANCE_SETTINGS;
+/** The Redis side: a RedisGateway of its own, plus a subscriber on `channels`. */
+export async function redisSide(url: string, channels: string): Promise<SeamSide> {
   const client = redisClient(url);
   const admin = redisClient(url);
   const subscriber = redisClient(url);
-  const gateway = new RecordingGateway(client, commandTimeoutMs);
+  const gateway = new RedisGateway(client, CONFORMANCE_SETTINGS.commandTimeoutMs);
   const published: [string, string][] = [];
   const flushChannel = 'conformance:flush';
   let flushes = 0;
@@ -107,13 +124,7 @@ export async function redisSide(url: string, channels: string): Promise<Conforma
   };
   return {
     name: 'redis',
-    kinds: {
-      mutex: new ReentrantMutex(gateway, fenceTtlMs),
-      token: new TokenLock(gateway, fenceTtlMs),
-      readWrite: new ReadWriteLock(gateway, fenceTtlMs, waiterTtlMs),
-      fair: new FairLock(gateway, fenceTtlMs, waiterTtlMs),
-      semaphore: new Semaphore(gateway, fenceTtlMs, waiterTtlMs),
-    },
+    runner: gateway,
     async seed(key, fixture) {
       await admin.del(key);
       if (fixture.type === 'string') await admin.set(key, fixture.value);
@@ -144,7 +155,7 @@ export async function redisSide(url: string, channels: string): Promise<Conforma
       }
       return out;
     },
-    async drain() {
+    async published() {
       // Messages of one server reach a subscriber in order: once this one is in, all earlier ones are.
       const n = String(++flushes);
       const flushed = new Promise<void>((resolve) => {
@@ -152,42 +163,32 @@ export async function redisSide(url: string, channels: string): Promise<Conforma
       });
       await admin.publish(flushChannel, n);
       await flushed;
-      const now = await nowMs();
-      const scripts = gateway.replies
-        .splice(0)
-        .map(([s, r]): [string, Normalised] => [s, normaliseReply(r, now)]);
-      return { scripts, published: published.splice(0) };
+      return published.splice(0);
     },
     nowMs,
+    async late(send, ms) {
+      await admin.call('CLIENT', 'PAUSE', String(ms), 'WRITE');
+      return send();
+    },
     async close() {
       await Promise.all([closeClient(client), closeClient(admin), closeClient(subscriber)]);
     },
   };
 }
 
-/** The in-memory side: the in-memory kinds on one store, with its reply observer and publish listener. */
-export function memorySide(): ConformanceSide {
-  const { fenceTtlMs, waiterTtlMs } = CONFORMANCE_SETTINGS;
+/** The in-memory side: MemoryScripts on a store of its own, with a publish listener. */
+export function memorySide(): SeamSide {
   const store = new MemoryStore();
-  const commands = new MemoryCommands(store, fenceTtlMs);
-  const replies: [string, unknown][] = [];
   const published: [string, string][] = [];
-  commands.observer = (script, reply) => replies.push([script, reply]);
   const stop = store.onPublish((channel, message) => published.push([channel, message]));
   const nowMs = (): number => Math.floor(store.nowMs());
   return {
     name: 'memory',
-    kinds: {
-      mutex: new MemoryMutex(commands),
-      token: new MemoryTokenLock(commands),
-      readWrite: new MemoryReadWriteLock(commands, waiterTtlMs),
-      fair: new MemoryFairLock(commands, waiterTtlMs),
-      semaphore: new MemorySemaphore(commands, waiterTtlMs),
-    },
+    runner: new MemoryScripts(store, CONFORMANCE_SETTINGS.commandTimeoutMs),
     seed(key, fixture) {
       store.del(key);
-      if (fixture.type === 'string') store.setString(key, fixture.value);
-      if (fixture.type === 'hash') store.hset(key, fixture.fields);
+      if (fixture.type === 'string') store.set(key, fixture.value);
+      if (fixture.type === 'hash') store.hset(key, ...Object.entries(fixture.fields).flat());
       if (fixture.type === 'zset') for (const [m, s] of fixture.members) store.zadd(key, s, m);
       if (fixture.type === 'list') store.rpush(key, ...fixture.items);
       if (fixture.ttlMs !== undefined) store.pexpire(key, fixture.ttlMs);
@@ -202,20 +203,23 @@ export function memorySide(): ConformanceSide {
         .sort()) {
         const type = store.type(key);
         let value: Normalised = null;
-        if (type === 'string') value = normaliseText(store.getString(key)!, now);
-        if (type === 'hash') value = normaliseFields([...store.hash(key)!], now);
-        if (type === 'list') value = [...store.list(key)!];
+        if (type === 'string') value = normaliseText(store.get(key)!, now);
+        if (type === 'hash') value = normaliseFields(store.hgetall(key), now);
+        if (type === 'list') value = store.lrange(key);
         if (type === 'zset') value = store.zrange(key).map(([m, s]) => [m, normaliseNumber(s, now)]);
         if (type !== 'none') out[key] = { type, ttl: ttlOf(store.pttl(key)), value };
       }
       return Promise.resolve(out);
     },
-    drain() {
-      const now = nowMs();
-      const scripts = replies.splice(0).map(([s, r]): [string, Normalised] => [s, normaliseReply(r, now)]);
-      return Promise.resolve({ scripts, published: published.splice(0) });
-    },
+    published: () => Promise.resolve(published.splice(0)),
     nowMs: () => Promise.resolve(nowMs()),
+    late(send, ms) {
+      // The script runs at once; its reply turn comes only after the loop is free again.
+      const reply = send();
+      const until = performance.now() + ms;
+      while (performance.now() < until);
+      return reply;
+    },
     close() {
       stop();
       return Promise.resolve();

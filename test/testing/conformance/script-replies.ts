@@ -1,7 +1,8 @@
 /*
  * Every Lua script of lib/core/scripts and the reply codes it can answer. The conformance spec
  * checks that this table names every script file, that each entry's codes are those the script's
- * header lists ("-- Returns ..."), and that its scenarios made both backends answer every code.
+ * header lists ("-- Returns ..."), that exactly the scripts with codes have a port in
+ * lib/testing/memory/scripts, and that its scenarios made both sides answer every code.
  * A new script, or a new reply code in a script's header, fails the spec until it is added here
  * and a scenario covers it.
  */
@@ -11,7 +12,7 @@ import { join } from 'node:path';
 /** Where the scripts live. */
 export const SCRIPTS_DIR = join(__dirname, '..', '..', '..', 'lib', 'core', 'scripts');
 
-/** One script's entry: the codes both backends must answer, or why the in-memory backend has no port. */
+/** One script's entry: the codes both sides must answer, or why the in-memory backend has no port. */
 export type ScriptEntry =
   { codes: readonly number[]; perRequest?: true } | { redisOnly: string } | { prelude: true };
 
@@ -30,11 +31,7 @@ export const SCRIPT_REPLIES: Record<string, ScriptEntry> = {
   'semaphore-acquire': { codes: [1, 2, 0, -2, -1] },
   'semaphore-release': { codes: [1, 2, 0] },
   'holders-renew': { codes: [1, 0], perRequest: true },
-  'multi-acquire': {
-    redisOnly:
-      'the in-memory backend has no multi-key script: PerKeyLocker takes the keys one by one through the ' +
-      'kinds above (test/multi/multi-key-memory.spec.ts)',
-  },
+  'multi-acquire': { codes: [1, 0, -1] },
   'fence-floor': { redisOnly: 'RedLock only (several Redis masters); the in-memory backend is one store' },
   // Inspection and force release (lib/core/inspection): not supported by the in-memory backend (docs/TESTING.md).
   inspect: { redisOnly: 'inspection is not supported in memory: the calls reject with a TypeError' },

@@ -122,4 +122,42 @@ export const MUTEX_SCENARIOS: Scenario[] = [
       release('mutex', 'A', { want: 'not-held' }),
     ],
   },
+  {
+    name: 'refuses an argument out of range before writing anything (args.lua)',
+    steps: [
+      {
+        do: 'script',
+        script: 'mutex-acquire',
+        tag: 'm',
+        keys: ['lock', 'fence', 'aux'],
+        args: ['owner-A', 'hold-h1', 0, 86_400_000, '0', 1, '', '1'],
+        want: 'LockRedisError',
+      },
+      {
+        do: 'script',
+        script: 'token-acquire',
+        tag: 'm',
+        keys: ['lock', 'fence'],
+        args: ['owner-A', '1.5', 86_400_000, 1],
+        want: 'LockRedisError',
+      },
+      mutex('A'),
+      {
+        do: 'script',
+        script: 'mutex-release',
+        tag: 'm',
+        keys: ['lock', 'aux'],
+        args: ['owner-A', 'hold-h1', 'ch', 'PUBLISH', '0', 'P1', 'soon'],
+        want: 'LockRedisError',
+      },
+      {
+        do: 'script',
+        script: 'renew',
+        tag: 'm',
+        keys: ['lock'],
+        args: ['owner-A', 2_147_483_648],
+        want: 'LockRedisError',
+      },
+    ],
+  },
 ];

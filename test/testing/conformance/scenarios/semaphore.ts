@@ -67,4 +67,25 @@ export const SEMAPHORE_SCENARIOS: Scenario[] = [
       sem('A', 1, { want: 'LockWrongTypeError' }),
     ],
   },
+  {
+    name: 'refuses an argument out of range before writing anything (args.lua)',
+    steps: [
+      {
+        do: 'script',
+        script: 'semaphore-acquire',
+        tag: 'sem',
+        keys: ['lock', 'aux', 'fence'],
+        args: ['owner-A', 'hold-h1', 1, LONG_MS, 86_400_000, '0', 'ch', 'PUBLISH', 1, -1],
+        want: 'LockRedisError',
+      },
+      {
+        do: 'script',
+        script: 'holders-renew',
+        tag: 'sem',
+        keys: ['lock', 'aux'],
+        args: ['owner-A', 'x'],
+        want: 'LockRedisError',
+      },
+    ],
+  },
 ];

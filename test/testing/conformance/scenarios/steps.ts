@@ -1,6 +1,7 @@
 /*
  * The steps of the conformance scenarios (one file per kind beside this one): kind-level requests
- * fed, step by step, to the Redis kinds and to the in-memory kinds. Owners, hold ids and processes
+ * (and a few raw script calls) whose scripts run, step by step, on Redis and in memory with the
+ * same KEYS and ARGV. Owners, hold ids and processes
  * are fixed names (the same on both sides), leases are long (60 s, compared within the tolerance) or deliberately short and then
  * slept past. `want` states what a step is meant to provoke on Redis, the reference, so a scenario
  * cannot silently stop testing what its name says. To cover a new script or reply code, add a
@@ -8,6 +9,7 @@
  */
 import type { LockKinds } from '../../../../lib/core/kinds/kind-registry';
 import type { LockKindTag } from '../../../../lib/core/kinds/key-space';
+import type { ScriptArg } from '../../../../lib/core/redis/script-library';
 import { CONFORMANCE_SETTINGS, Fixture } from '../conformance-sides';
 import { TOLERANCE_MS } from '../normalise';
 
@@ -19,6 +21,8 @@ export interface Call {
   kind: KindName;
   /** Owner 'A' is the owner id 'owner-A' on both sides. */
   who: string;
+  /** The user key (default: the scenario's key, KEY). */
+  key?: string;
   /** Hold id (default 'h1'). */
   hold?: string;
   mode?: 'read' | 'write';
@@ -58,7 +62,11 @@ export type Step =
       /** The caller's process id (fair cohorts: the queue entry). */ process?: string;
     })
   | { do: 'renew'; kind: KindName; who: string[]; leaseMs?: number; want?: string[] }
-  | { do: 'seed'; tag: LockKindTag; at: SeedAt; fixture: Fixture }
+  /** Several keys at once (multi-acquire.lua through RedisMultiLocker): mutexes, or token locks. */
+  | { do: 'multi'; who: string; keys: string[]; reentrant?: boolean; want?: Want }
+  /** A raw script call on the lock's keys (KEYS as named here), e.g. an argument the kinds never send. */
+  | { do: 'script'; script: string; tag: LockKindTag; keys: SeedAt[]; args: ScriptArg[]; want?: Want }
+  | { do: 'seed'; tag: LockKindTag; at: SeedAt; fixture: Fixture; key?: string }
   | { do: 'sleep'; ms: number };
 
 /** Which of the lock's keys a seed step writes (`fence`: the kind's fencing counter). */
@@ -71,6 +79,9 @@ export interface Scenario {
   /** Leave the fence counter absent, so the first token is floored by the server clock. */
   freshFence?: boolean;
 }
+
+/** The scenario's user key (its lock keys are named under the scenario's prefix). */
+export const KEY = 'conformance-key';
 
 /** The default lease of a step. */
 export const LONG_MS = 60_000;
@@ -141,12 +152,19 @@ export const sem = (
   limit,
   ...extra,
 });
-/** Puts `fixture` at one of the lock's keys. */
-export const seed = (tag: LockKindTag, at: SeedAt, fixture: Fixture): Step => ({
+/** Puts `fixture` at one of the lock's keys (of `key`, default KEY). */
+export const seed = (tag: LockKindTag, at: SeedAt, fixture: Fixture, key?: string): Step => ({
   do: 'seed',
   tag,
   at,
   fixture,
+  ...(key !== undefined && { key }),
 });
+/** Several keys at once (mutexes unless `reentrant: false`). */
+export const multi = (
+  who: string,
+  keys: string[],
+  extra: Partial<Extract<Step, { do: 'multi' }>> = {},
+): Step => ({ do: 'multi', who, keys, ...extra });
 /** Waits (e.g. past a short lease); the state is compared after it. */
 export const sleep = (ms: number): Step => ({ do: 'sleep', ms });

@@ -1,0 +1,40 @@
+import { checkMs } from './args';
+import { isError, pcall, ScriptPort } from './lua';
+
+/**
+ * mutex-release.lua (the mutex and the fair lock's holder): release one hold; the last one deletes
+ * the lock, reserves it for the longest waiting process when a cohort ended at its bound, and wakes
+ * the waiters (the fair lock: only its queue's head, by '@' .. its entry).
+ */
+export const mutexRelease: ScriptPort = (redis, KEYS, ARGV) => {
+  if (ARGV[6] !== '') checkMs(ARGV[7], 'yield ms');
+  const lock = KEYS[1]!;
+  // One read for both checks: the owner, and this hold (HMGET under pcall: a non-hash is not ours).
+  const found = pcall(() => [redis.hget(lock, 'owner'), redis.hget(lock, ARGV[2]!)]);
+  if (isError(found) || found[0] !== ARGV[1] || found[1] === null) return 0;
+  // Other holds left (fields besides owner, fence and this hold): remove only this one.
+  if (redis.hlen(lock) > 3) {
+    redis.hdel(lock, ARGV[2]!);
+    return 2;
+  }
+  redis.del(lock);
+  const waiting = ARGV[5] !== '1' ? redis.zrange(KEYS[2]!, 0, 1).map(([member]) => member) : [];
+  if (ARGV[6] !== '') {
+    // Lua's `waiting[1] == ARGV[6] and waiting[2] or waiting[1]`: a nil waiting[2] falls back to waiting[1].
+    const next = (waiting[0] === ARGV[6] ? waiting[1] : undefined) ?? waiting[0];
+    if (next !== undefined) {
+      redis.hset(lock, 'x', '+' + next);
+      redis.pexpire(lock, ARGV[7]!);
+      // Reserved once: a live process records itself again if it still waits, a dead one is forgotten.
+      redis.zrem(KEYS[2]!, next);
+    }
+  }
+  if (ARGV[5] === '1') {
+    // The fair lock: KEYS[2] is its queue; only its head may take the lock, so only the head is woken.
+    const head = redis.zrange(KEYS[2]!, 0, 0)[0]?.[0];
+    if (head !== undefined) redis.publish(ARGV[3]!, '@' + head);
+  } else if (waiting.length > 0) {
+    redis.publish(ARGV[3]!, 'released');
+  }
+  return 1;
+};

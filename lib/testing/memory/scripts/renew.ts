@@ -1,0 +1,27 @@
+import { checkMs } from './args';
+import { count, ScriptPort } from './lua';
+
+/** renew.lua: renew many mutex hashes and token-lock strings; 1 renewed, 0 gone, -1 another owner's. */
+export const renew: ScriptPort = (redis, KEYS, ARGV) => {
+  for (let i = 1; i <= count(KEYS); i++) checkMs(ARGV[2 * i], 'lease ms');
+  const out: number[] = [];
+  for (let i = 1; i <= count(KEYS); i++) {
+    const owner = ARGV[2 * i - 1];
+    const kind = redis.type(KEYS[i]!);
+    let current: string | null | false = false;
+    if (kind === 'hash') {
+      current = redis.hget(KEYS[i]!, 'owner');
+    } else if (kind === 'string') {
+      current = redis.get(KEYS[i]!);
+    }
+    if (current === owner) {
+      redis.pexpire(KEYS[i]!, ARGV[2 * i]!);
+      out.push(1);
+    } else if (kind === 'none') {
+      out.push(0);
+    } else {
+      out.push(-1);
+    }
+  }
+  return out;
+};
