@@ -1,5 +1,8 @@
 import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
-import type { RedisConnectionOption } from '../../lib';
+import type { DistributedLockModuleOptions } from '../../lib';
+
+/** What the module's `redis` option takes: a URL, ioredis options, or a client of any supported family. */
+type RedisConnectionOption = NonNullable<DistributedLockModuleOptions['redis']>;
 import { SAMPLE_CONFIG, type SampleConfig } from '../sample-config';
 
 /**

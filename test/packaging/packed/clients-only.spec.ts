@@ -11,7 +11,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
-import { startRedis, type RedisServerProcess } from '../support/redis-server';
+import { startRedis, type RedisServerProcess } from '../../support/redis-server';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, '../..');
