@@ -1,7 +1,7 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', '**/node_modules/**', 'coverage/**', '.tmp/**', '.results/**'] },
+  { ignores: ['dist/**', '**/node_modules/**', 'coverage/**', '.tmp/**', '.results/**', '.releases/**'] },
   ...tseslint.configs.recommended,
   {
     rules: {

@@ -183,7 +183,9 @@ describe('the documented Cluster ACL and a force release', () => {
     const refusals: unknown[] = [];
     engine.events.on('refusal', (e) => refusals.push(e));
     // A first hold, listed in the registry, subscribes the engine to its one notice channel on one node.
-    const first = await engine.acquire(uniqueKey('first'), { waitMs: 0 });
+    // The engine's first call also connects to the three masters and runs the ACL check: it gets a real
+    // wait, not waitMs 0 (401 ms in all, which a loaded machine overran), though nobody holds the key.
+    const first = await engine.acquire(uniqueKey('first'), { waitMs: 5_000 });
     const noticeNode = await waitUntil(
       async () => {
         const subscribed = await onEveryNode(['PUBSUB', 'CHANNELS', `${PREFIX}{~inspect}:notice:*`]);
