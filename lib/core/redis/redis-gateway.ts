@@ -197,7 +197,6 @@ export interface ScriptCall<Reply> {
   readonly timeoutMs?: number;
 }
 
-
 /** In-flight script calls up to which a new call joins the tick's batch (see RedisGateway.batchWhenBusy). */
 const MAX_BATCHED = 128;
 /** Scripts that always go out on their own (long-running renewal batches). */
