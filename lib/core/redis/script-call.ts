@@ -74,8 +74,9 @@ export class PendingScript<Reply> implements Deadline {
     }
   }
 
+  // A call that timed out still completes what it sent (the EVAL after a NOSCRIPT included): a grant
+  // that lands late is then undone through onLateReply, as it would be without the reload.
   private dispatch(): void {
-    if (this.timedOut) return;
     this.gateway.dispatch(this as PendingScript<unknown>, this.reloaded).then(
       (reply) => this.replied(reply as Reply),
       (err: unknown) => this.errored(err),
@@ -99,7 +100,10 @@ export class PendingScript<Reply> implements Deadline {
       this.reloaded = true;
       this.dispatch();
     } else if (this.gateway.ridesOutFailover && isFailoverError(err) && !this.timedOut) {
-      setTimeout(() => this.send(), FAILOVER_RETRY_MS).unref();
+      // Retried only while the caller still waits for it.
+      setTimeout(() => {
+        if (!this.timedOut) this.send();
+      }, FAILOVER_RETRY_MS).unref();
     } else {
       this.failed(err);
     }
