@@ -1,5 +1,5 @@
 import { quoteKey } from '../core/options/validation';
-import { randomId } from '../core/engine/ids';
+import { randomId } from '../core/engine/lock-context';
 import { KeySpace, LockKindTag } from '../core/kinds/key-space';
 import type { LockEngine } from '../core/engine/lock-engine';
 import type { AttemptRequest, LockKind } from '../core/kinds/lock-kind';

@@ -1,5 +1,5 @@
 import type { LockGrant } from '../engine/lock-grant';
-import { monotonicMs } from '../engine/ids';
+import { monotonicMs } from '../engine/deadlines';
 import type { LocalWaitQueues } from '../waiting/wait-queue';
 import type { InspectionKeys } from './inspection-keys';
 import type { InspectionTarget } from './inspection-target';

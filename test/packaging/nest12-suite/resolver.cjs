@@ -2,7 +2,7 @@
 // unchanged, on NestJS 12 and on the PACKED library instead of lib/.
 //   - `../../lib` (the public barrel, all the specs import) → `nestjs-distributed-lock` as installed
 //     from the tarball in test/packaging/nest12/node_modules; `lib/core/public`, `lib/testing`, `lib/terminus`,
-//     `lib/observability`, `lib/console` → `nestjs-distributed-lock/<entry>` (lib/core itself is the internal barrel).
+//     `lib/observability`, `lib/console`, `lib/fencing`, `lib/fencing/nest` → `nestjs-distributed-lock/<entry>` (lib/core itself is the internal barrel).
 //   - @nestjs/*, rxjs, reflect-metadata and ioredis → test/packaging/nest12/node_modules (Nest 12), so the specs,
 //     the sample app and the library share one copy of Nest.
 // Any other import of a file under lib/ fails loudly: it would bypass the packed build.
@@ -19,6 +19,8 @@ const SUBPATHS = {
   terminus: 'terminus',
   observability: 'observability',
   console: 'console',
+  fencing: 'fencing',
+  'fencing/nest': 'fencing/nest',
 };
 const REDIRECTED =
   /^(@nestjs\/|rxjs(\/|$)|reflect-metadata(\/|$)|ioredis(\/|$)|nestjs-distributed-lock(\/|$))/;

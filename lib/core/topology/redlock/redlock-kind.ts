@@ -1,6 +1,6 @@
 import { quoteKey } from '../../options/validation';
 import { LockRedisError, LockWrongTypeError } from '../../errors';
-import { monotonicMs } from '../../engine/ids';
+import { monotonicMs } from '../../engine/deadlines';
 import type { LockKindTag } from '../../kinds/key-space';
 import type {
   AttemptRequest,
