@@ -14,8 +14,8 @@ import { promisify } from 'node:util';
 import { startRedis, type RedisServerProcess } from '../../support/redis-server';
 
 const run = promisify(execFile);
-const ROOT = path.resolve(__dirname, '../..');
-const SUPPORT = path.join(__dirname, 'support');
+const ROOT = path.resolve(__dirname, '../../..');
+const SUPPORT = __dirname;
 
 let server: RedisServerProcess;
 let built: string;

@@ -117,7 +117,13 @@ describe('without the optional peers installed', () => {
       ['-r', path.join(SUPPORT, 'block-optional-peers.cjs'), path.join(dir, 'fencing-child.cjs')],
       {
         cwd: dir,
-        env: { ...process.env, NODE_PATH: path.join(ROOT, 'node_modules'), REDIS_URL: server.url },
+        // ioredis kept, as above: the child's fenced lock goes through a URL.
+        env: {
+          ...process.env,
+          NODE_PATH: path.join(ROOT, 'node_modules'),
+          REDIS_URL: server.url,
+          KEEP_PEERS: 'ioredis',
+        },
       },
     );
     const report = JSON.parse(stdout);
