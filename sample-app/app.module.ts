@@ -5,6 +5,7 @@ import { ObservabilityModule } from './observability/observability.module';
 import { SampleCoreModule } from './sample-core.module';
 import { configFromEnv, SAMPLE_CONFIG, type SampleConfig } from './sample-config';
 import { SeckillModule } from './seckill/seckill.module';
+import { LockClient } from './redis/lock-client';
 import { OperationsModule } from './operations/operations.module';
 
 /** Root module of the sample app. */
@@ -19,9 +20,10 @@ export class AppModule {
         // The async variant, as an app that reads its settings from a config provider would write it.
         DistributedLockModule.forRootAsync({
           isGlobal: true,
-          inject: [SAMPLE_CONFIG],
-          useFactory: (cfg: SampleConfig) => ({
-            redis: cfg.redisUrl,
+          inject: [SAMPLE_CONFIG, LockClient],
+          // REDIS_CLIENT=node-redis|glide: the locks run on a client the app made (see lock-client.ts).
+          useFactory: async (cfg: SampleConfig, client: LockClient) => ({
+            redis: await client.option(),
             keyPrefix: `${cfg.keyPrefix}lock:`,
             defaults: {
               waitMs: cfg.lockWaitMs,

@@ -4,6 +4,11 @@ export interface SampleConfig {
   port: number;
   /** Where Redis is (locks and the app's own data). Env `REDIS_URL`, default redis://127.0.0.1:6379. */
   redisUrl: string;
+  /**
+   * The client the locks run on (env `REDIS_CLIENT`): `ioredis` (default: the URL is passed as is),
+   * `node-redis` (a `createClient()` the app makes and passes in) or `glide` (a GlideClient).
+   */
+  redisClient: 'ioredis' | 'node-redis' | 'glide';
   /** Prefix of every key the app and its locks write, so a shared Redis stays tidy. Env `KEY_PREFIX`. */
   keyPrefix: string;
   /**
@@ -36,6 +41,7 @@ export const SAMPLE_CONFIG = Symbol('SAMPLE_CONFIG');
 export const DEFAULT_SAMPLE_CONFIG: SampleConfig = {
   port: 3000,
   redisUrl: 'redis://127.0.0.1:6379',
+  redisClient: 'ioredis',
   keyPrefix: 'sample:',
   seckillDelayMs: 1,
   lockWaitMs: 60_000,
@@ -47,6 +53,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): SampleConfi
   return {
     port: intFromEnv(env, 'PORT', d.port),
     redisUrl: env.REDIS_URL || d.redisUrl,
+    redisClient: clientFromEnv(env.REDIS_CLIENT) ?? d.redisClient,
     keyPrefix: env.KEY_PREFIX ?? d.keyPrefix,
     seckillDelayMs: intFromEnv(env, 'SECKILL_DELAY_MS', d.seckillDelayMs),
     lockWaitMs: intFromEnv(env, 'LOCK_WAIT_MS', d.lockWaitMs),
@@ -65,4 +72,10 @@ function intFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): num
     );
   }
   return value;
+}
+
+function clientFromEnv(value: string | undefined): SampleConfig['redisClient'] | undefined {
+  if (value === undefined || value === '') return undefined;
+  if (value === 'ioredis' || value === 'node-redis' || value === 'glide') return value;
+  throw new TypeError(`REDIS_CLIENT must be ioredis, node-redis or glide, got ${JSON.stringify(value)}`);
 }

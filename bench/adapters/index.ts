@@ -22,7 +22,8 @@ export const LIBRARY_IDS = [
 /**
  * Extra rows (run without --only; `--fair` / `--registry` add two of them to an --only run): this
  * library's fair lock with and without a lease, this library through the Nest DistributedLockService
- * (uncontended part only), and this library without the inspection registry (its overhead's reference).
+ * (uncontended part only), this library without the inspection registry (its overhead's reference), and
+ * this library on a node-redis 6 and on a Valkey GLIDE client (issue 26), with and without a lease.
  */
 export const EXTRA_IDS = [
   'nestjs-distributed-lock-fair',
@@ -31,6 +32,10 @@ export const EXTRA_IDS = [
   'nestjs-distributed-lock-service',
   'nestjs-distributed-lock-service+lease',
   'nestjs-distributed-lock-no-registry',
+  'nestjs-distributed-lock-node-redis',
+  'nestjs-distributed-lock-node-redis+lease',
+  'nestjs-distributed-lock-glide',
+  'nestjs-distributed-lock-glide+lease',
   'nestjs-distributed-lock-before',
   'nestjs-distributed-lock-before+lease',
 ] as const;
@@ -54,6 +59,11 @@ export const FAIR_LEASE: LibraryId = 'nestjs-distributed-lock-fair+lease';
 export const SERVICE: LibraryId = 'nestjs-distributed-lock-service';
 /** This library through the Nest service, fixed lease. */
 export const SERVICE_LEASE: LibraryId = 'nestjs-distributed-lock-service+lease';
+/** This library on a node-redis 6 client (`createClient`), and on a Valkey GLIDE client. */
+export const NODE_REDIS: LibraryId = 'nestjs-distributed-lock-node-redis';
+export const NODE_REDIS_LEASE: LibraryId = 'nestjs-distributed-lock-node-redis+lease';
+export const GLIDE: LibraryId = 'nestjs-distributed-lock-glide';
+export const GLIDE_LEASE: LibraryId = 'nestjs-distributed-lock-glide+lease';
 /** Rows measured in the uncontended part only. */
 export const UNCONTENDED_ONLY: readonly LibraryId[] = [SERVICE, SERVICE_LEASE];
 /** Every row that is this library in some form (not a peer). */
@@ -68,6 +78,10 @@ export const OUR_ROWS: readonly LibraryId[] = [
   SERVICE,
   SERVICE_LEASE,
   NO_REGISTRY,
+  NODE_REDIS,
+  NODE_REDIS_LEASE,
+  GLIDE,
+  GLIDE_LEASE,
 ];
 /** An earlier release of this library (`--before=DIR`), side by side with today's. */
 export const BEFORE_IDS: readonly LibraryId[] = [

@@ -31,5 +31,12 @@ export const ITEM_ID = 'item1';
  * critical section, 60 s lock wait) so the peers get the same wait budget as our module.
  */
 export function benchSampleConfig(redisUrl: string, port: number): SampleConfig {
-  return { port, redisUrl, keyPrefix: 'bench:http:', seckillDelayMs: 1, lockWaitMs: 60_000 };
+  return {
+    port,
+    redisUrl,
+    keyPrefix: 'bench:http:',
+    seckillDelayMs: 1,
+    lockWaitMs: 60_000,
+    redisClient: 'ioredis',
+  };
 }

@@ -30,6 +30,14 @@ export function exclude<T extends Redis>(client: T): T {
   return client;
 }
 
+/**
+ * Counts the commands of a client that is not ioredis (node-redis, GLIDE: the adapters of this
+ * library's rows on those clients wrap the one method every command goes through).
+ */
+export function countCommand(): void {
+  sent++;
+}
+
 /** Commands sent so far by counted clients. */
 export function commandsSent(): number {
   return sent;

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
-import { Cluster } from 'ioredis';
+import type { Cluster, ClusterNode, ClusterOptions } from 'ioredis';
 import { createLockEngine, type LockEngine, type LockKind } from '../core';
+import { requireClientPackage } from '../core/redis/client-package';
 import { CliUsageError, parseCliArgs, USAGE, type CliCommand } from './cli-args';
 import { auditTable, locksTable } from './cli-output';
 
@@ -66,7 +67,14 @@ function openEngine(cmd: CliCommand): LockEngine {
     const u = new URL(url.trim());
     return { host: u.hostname, port: Number(u.port || 6379) };
   });
-  const cluster = new Cluster(nodes, { lazyConnect: true, redisOptions: { maxRetriesPerRequest: 3 } });
+  // ioredis, loaded only for --cluster (the package loads without it).
+  const ioredis = requireClientPackage<{
+    Cluster: new (nodes: ClusterNode[], options: ClusterOptions) => Cluster;
+  }>('ioredis', 'The CLI with --cluster');
+  const cluster = new ioredis.Cluster(nodes, {
+    lazyConnect: true,
+    redisOptions: { maxRetriesPerRequest: 3 },
+  });
   cluster.on('error', () => undefined);
   const engine = createLockEngine({ redis: cluster, ...common });
   // The engine never closes a client it was given: close it with the engine.

@@ -94,7 +94,7 @@ export class LockRegistry {
     this.stopTimer();
     await this.running;
     // The record expires by itself: a Redis that is down or slow must not hold close() for long.
-    const up = this.deps.target.gateways.some((g) => g.client.status === 'ready');
+    const up = this.deps.target.gateways.some((g) => g.door.ready);
     if (this.recordWritten && up) await this.write({ op: 'drop' }, CLOSE_DROP_MS).catch(() => undefined);
   }
 

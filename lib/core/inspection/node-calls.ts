@@ -1,3 +1,4 @@
+import { answers, askNodes, firstError } from '../redis/node-fanout';
 import type { RedisGateway } from '../redis/redis-gateway';
 import type { InspectionTarget } from './inspection-target';
 import type { KindState, RawHolder } from './lock-state';
@@ -12,10 +13,10 @@ export async function onNodes<T>(
   fn: (gateway: RedisGateway) => Promise<T>,
   needed = target.quorum,
 ): Promise<T[]> {
-  const settled = await Promise.allSettled(target.gateways.map(fn));
-  const ok = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+  const ballot = await askNodes(target.gateways, (gateway) => fn(gateway));
+  const ok = answers(ballot);
   if (ok.length >= needed) return ok;
-  throw (settled.find((s) => s.status === 'rejected') as PromiseRejectedResult).reason;
+  throw firstError(ballot);
 }
 
 /** Holders seen on at least `quorum` nodes (one node: all of them), waiters as the most any node saw. */

@@ -1,4 +1,6 @@
 import { LockRedisError } from '../errors';
+import { answers, askNodes, firstError } from '../redis/node-fanout';
+import type { RedisArgs } from '../redis/redis-door';
 import { withDeadline } from '../waiting/with-deadline';
 import type { InspectionKeys } from './inspection-keys';
 import type { InspectionTarget } from './inspection-target';
@@ -31,33 +33,33 @@ export async function writeRecord(
   timeoutMs: number,
 ): Promise<number[]> {
   const record = keys.engine(engineId);
-  const settled = await Promise.allSettled(
-    target.gateways.map(async ({ client }) => {
-      const tx = client.multi().exists(record);
-      if (write.op === 'drop') {
-        tx.zrem(keys.engines, engineId).del(record);
-      } else {
-        const now = Date.now();
-        if (write.op === 'full') tx.del(record);
-        if (write.set.length > 0) tx.hset(record, ...write.set);
-        if (write.removed.length > 0) tx.hdel(record, ...write.removed);
-        tx.pexpire(record, write.ttlMs)
-          .zadd(keys.engines, now + write.ttlMs, engineId)
-          .zremrangebyscore(keys.engines, '-inf', now - PRUNE_MARGIN_MS)
-          .pexpire(keys.engines, ENGINES_TTL_MS);
-      }
-      const replies = await withDeadline(
-        tx.exec(),
-        timeoutMs,
-        () => new LockRedisError(`Redis did not answer the registry write within ${timeoutMs} ms`),
-      );
-      const failed = replies?.find(([err]) => err)?.[0];
-      if (!replies || failed) throw failed ?? new LockRedisError('the registry write was discarded');
-      if (write.op === 'drop') return 0;
-      return write.op === 'diff' && replies[0]![1] === 0 ? -1 : 1;
-    }),
-  );
-  const ok = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
-  if (ok.length === 0) throw (settled[0] as PromiseRejectedResult).reason;
+  const commands: RedisArgs[] = [['EXISTS', record]];
+  if (write.op === 'drop') {
+    commands.push(['ZREM', keys.engines, engineId], ['DEL', record]);
+  } else {
+    const now = Date.now();
+    if (write.op === 'full') commands.push(['DEL', record]);
+    if (write.set.length > 0) commands.push(['HSET', record, ...write.set]);
+    if (write.removed.length > 0) commands.push(['HDEL', record, ...write.removed]);
+    commands.push(
+      ['PEXPIRE', record, write.ttlMs],
+      ['ZADD', keys.engines, now + write.ttlMs, engineId],
+      ['ZREMRANGEBYSCORE', keys.engines, '-inf', now - PRUNE_MARGIN_MS],
+      ['PEXPIRE', keys.engines, ENGINES_TTL_MS],
+    );
+  }
+  const ballot = await askNodes(target.gateways, async ({ door }) => {
+    const replies = await withDeadline(
+      door.transaction(commands, record),
+      timeoutMs,
+      () => new LockRedisError(`Redis did not answer the registry write within ${timeoutMs} ms`),
+    );
+    const failed = replies.find((reply) => reply instanceof Error);
+    if (failed) throw failed;
+    if (write.op === 'drop') return 0;
+    return write.op === 'diff' && Number(replies[0]) === 0 ? -1 : 1;
+  });
+  const ok = answers(ballot);
+  if (ok.length === 0) throw firstError(ballot);
   return ok;
 }

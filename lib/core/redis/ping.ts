@@ -1,19 +1,18 @@
 import { LockRedisError } from '../errors';
 import { withDeadline } from '../waiting/with-deadline';
-import type { RedisClient } from './redis-client';
-import { fatalConnectionError } from './redis-connection';
+import type { RedisDoor } from './redis-door';
 
-/** PINGs one connection within `timeoutMs`; resolves the round trip in ms (two decimals). */
-export async function pingClient(client: RedisClient, timeoutMs: number, name = 'Redis'): Promise<number> {
+/** PINGs one door within `timeoutMs`; resolves the round trip in ms (two decimals). */
+export async function pingDoor(door: RedisDoor, timeoutMs: number, name = 'Redis'): Promise<number> {
   const started = performance.now();
   try {
     await withDeadline(
-      client.ping(),
+      door.command(['PING']),
       timeoutMs,
       () => new LockRedisError(`${name} did not answer PING within ${timeoutMs} ms`),
     );
   } catch (err) {
-    const fatal = fatalConnectionError(client);
+    const fatal = door.fatalError();
     if (fatal) throw fatal;
     if (err instanceof LockRedisError) throw err;
     throw new LockRedisError(

@@ -1,8 +1,7 @@
 import { printable, quoteKey } from '../options/validation';
 import { LockPermissionError, LockRedisError } from '../errors';
-import { ridesOutFailover } from '../topology/failover-retry';
-import { isCluster, RedisClient } from './redis-client';
-import { fatalConnectionError } from './redis-connection';
+import { doorForClient, isRedisClient, type RedisClient } from './redis-client';
+import type { RedisDoor } from './redis-door';
 import { LuaScript, ScriptArg } from './script-library';
 import { PendingScript } from './script-call';
 
@@ -55,12 +54,15 @@ export class RedisGateway implements ScriptRunner {
 
   /** Script calls sent and not yet answered (see `batchWhenBusy`). */
   private inFlight = 0;
+  /** The one door every command of this deployment goes through. */
+  readonly door: RedisDoor;
 
   constructor(
-    readonly client: RedisClient,
+    /** The door, or a client the user passed (its family's door is made for it). */
+    door: RedisDoor | RedisClient,
     private readonly commandTimeoutMs: number,
     /**
-     * Only for a connection the engine opened itself: a script call sent while others are still
+     * Only for a connection the engine opened itself (ioredis): a script call sent while others are still
      * in flight goes out with ioredis auto-pipelining (batched with the calls of the same tick: one
      * write, one read for many callers, which is what Redis spends its CPU on); a call on an idle
      * connection goes out at once, so a lone caller pays no extra tick. A client the user passed
@@ -68,8 +70,9 @@ export class RedisGateway implements ScriptRunner {
      */
     private readonly batchWhenBusy = false,
   ) {
-    this.ridesOutFailover = ridesOutFailover(client);
-    this.cluster = isCluster(client);
+    this.door = isRedisClient(door) ? doorForClient(door) : door;
+    this.ridesOutFailover = this.door.ridesOutFailover;
+    this.cluster = this.door.cluster;
   }
 
   /**
@@ -83,7 +86,7 @@ export class RedisGateway implements ScriptRunner {
   beforeScripts(run: () => Promise<boolean>, blocking: boolean): void {
     this.gates.push({ run, blocking });
     // Reported by the first script that waits for it.
-    if (blocking && this.client.status === 'ready') this.passGates().catch(() => undefined);
+    if (blocking && this.door.ready) this.passGates().catch(() => undefined);
   }
 
   /**
@@ -107,30 +110,26 @@ export class RedisGateway implements ScriptRunner {
   /** @internal One script call on the wire (PendingScript): EVALSHA, EVAL after NOSCRIPT. */
   dispatch(pending: PendingScript<unknown>, reload: boolean): Promise<unknown> {
     const { script, keys, args } = pending;
-    if (this.batchWhenBusy) {
-      // An ioredis pipeline answers all of its calls at once, when the last one is answered: beyond
-      // MAX_BATCHED calls in flight (a burst of thousands), calls go out one by one again.
-      // Renewal batches (hundreds of locks per call) never join: the calls batched with one would wait for it.
-      (this.client.options as { enableAutoPipelining?: boolean }).enableAutoPipelining =
-        this.inFlight > 0 && this.inFlight < MAX_BATCHED && !UNBATCHED_SCRIPTS.has(script.name);
-    }
+    // An ioredis pipeline answers all of its calls at once, when the last one is answered: beyond
+    // MAX_BATCHED calls in flight (a burst of thousands), calls go out one by one again.
+    // Renewal batches (hundreds of locks per call) never join: the calls batched with one would wait for it.
+    const batch =
+      this.batchWhenBusy &&
+      this.inFlight > 0 &&
+      this.inFlight < MAX_BATCHED &&
+      !UNBATCHED_SCRIPTS.has(script.name);
     this.inFlight++; // until answered()
-    // ioredis flattens array arguments itself: keys and args go as they are, not copied by a spread.
-    const client = this.client as unknown as RawCommands;
-    if (pending.readOnly) {
-      return reload
-        ? client.call('EVAL_RO', script.source, keys.length, keys, args)
-        : client.call('EVALSHA_RO', script.sha, keys.length, keys, args);
+    try {
+      return this.door.script(script, keys, args, { reload, readOnly: pending.readOnly, batch });
+    } catch (err) {
+      return Promise.reject(err); // a door that throws (no route to a node) fails the call, not the caller
     }
-    return reload
-      ? client.eval(script.source, keys.length, keys, args)
-      : client.evalsha(script.sha, keys.length, keys, args);
   }
 
   /** @internal The error a failed script call rejects with: a LockRedisError that names the key. */
   failure(err: unknown, scriptName: string, userKey?: string): LockRedisError {
     // A connection that gave up for good (credentials, certificate) says why, not "closed".
-    const fatal = fatalConnectionError(this.client);
+    const fatal = this.door.fatalError();
     return toLockRedisError(
       fatal ? withKey(fatal, userKey) : (permissionError(err) ?? err),
       scriptName,
@@ -196,13 +195,6 @@ export interface ScriptCall<Reply> {
   readonly onLateReply?: (reply: Reply) => void;
   /** Settle within this when shorter than the command timeout. */
   readonly timeoutMs?: number;
-}
-
-/** The ioredis commands the door sends, with the array arguments ioredis flattens (its types do not say so). */
-interface RawCommands {
-  evalsha(...args: unknown[]): Promise<unknown>;
-  eval(...args: unknown[]): Promise<unknown>;
-  call(...args: unknown[]): Promise<unknown>;
 }
 
 /** In-flight script calls up to which a new call joins the tick's batch (see RedisGateway.batchWhenBusy). */

@@ -1,4 +1,3 @@
-import type { Cluster } from 'ioredis';
 import type { RedisGateway } from '../redis/redis-gateway';
 import { withDeadline } from '../waiting/with-deadline';
 
@@ -17,14 +16,14 @@ export function hasShardedPubSub(infoServer: string): boolean {
  * Asks one node's `INFO server` before the first script runs; an unreachable cluster keeps
  * PUBLISH (which every version delivers) and is asked again before the next script.
  */
-export function chooseClusterPublish(cluster: Cluster, gateway: RedisGateway, timeoutMs: number): void {
+export function chooseClusterPublish(gateway: RedisGateway, timeoutMs: number): void {
   gateway.beforeScripts(async () => {
     const info = await withDeadline(
-      cluster.info('server'),
+      gateway.door.command(['INFO', 'server']),
       timeoutMs,
       () => new Error(`INFO server did not answer within ${timeoutMs} ms`),
     );
-    gateway.publishCommand = hasShardedPubSub(info) ? 'SPUBLISH' : 'PUBLISH';
+    gateway.publishCommand = hasShardedPubSub(String(info)) ? 'SPUBLISH' : 'PUBLISH';
     return true;
   }, false);
 }

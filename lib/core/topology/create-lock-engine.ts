@@ -4,7 +4,7 @@ import {
   resolveLockConfig,
   ResolvedLockConfig,
 } from '../options/resolve-lock-config';
-import { resolveConnection } from '../redis/redis-connection';
+import { openDoor } from '../redis/redis-connection';
 import { RedisBackend } from './redis-backend';
 import { RedlockBackend } from './redlock/redlock-backend';
 
@@ -22,5 +22,5 @@ export function openLockEngine(config: ResolvedLockConfig): LockEngine {
   if (connection.redlock !== undefined) {
     return new LockEngine(new RedlockBackend(connection.redlock, engine), engine);
   }
-  return new LockEngine(new RedisBackend(resolveConnection(connection.redis), engine), engine);
+  return new LockEngine(new RedisBackend(openDoor(connection.redis), engine), engine);
 }

@@ -7,14 +7,13 @@ import { Semaphore } from '../kinds/semaphore';
 import { TokenLock } from '../kinds/token-lock';
 import { waiterTtlMs } from '../kinds/waiter-ttl';
 import type { LockBackend } from '../engine/lock-backend';
-import { pingClient } from '../redis/ping';
+import { pingDoor } from '../redis/ping';
 import { watchConnection } from '../redis/connection-watch';
 import type { ConnectionState } from '../engine/lock-events';
 import type { ResolvedEngineOptions } from '../options/lock-options';
-import { closeConnection, duplicateForSubscriber, ResolvedConnection } from '../redis/redis-connection';
+import type { RedisDoor } from '../redis/redis-door';
 import { RedisGateway } from '../redis/redis-gateway';
 import { checkPermissions } from '../redis/permission-check';
-import { isCluster } from '../redis/redis-client';
 import { withReplicaAcks } from './replica-acks';
 import { RedisMultiLocker } from '../multi/redis-multi-locker';
 import type { MultiKeyLocker } from '../multi/multi-key-locker';
@@ -30,19 +29,17 @@ export class RedisBackend implements LockBackend {
   readonly inspection: InspectionTarget;
 
   constructor(
-    private readonly connection: ResolvedConnection,
+    private readonly door: RedisDoor,
     options: ResolvedEngineOptions,
   ) {
-    this.gateway = new RedisGateway(connection.client, options.commandTimeoutMs, connection.owned);
-    const client = connection.client;
+    this.gateway = new RedisGateway(door, options.commandTimeoutMs, door.owned);
     // The publish command first: the ACL check asks for the one the scripts will use.
-    if (isCluster(client))
-      chooseClusterPublish(client, this.gateway, Math.ceil(options.commandTimeoutMs / 2));
+    if (door.cluster) chooseClusterPublish(this.gateway, Math.ceil(options.commandTimeoutMs / 2));
     // The user's ACL is checked before the first script, so a missing command is a clear error
     // instead of a script that fails half-way (a key written without its TTL).
     this.gateway.beforeScripts(() => checkPermissions(this.gateway, options.keyPrefix), true);
     this.hub = new WakeupHub(
-      () => duplicateForSubscriber(connection.client),
+      () => door.subscriber(),
       () => this.gateway.publishCommand === 'SPUBLISH',
       options.commandTimeoutMs,
     );
@@ -66,7 +63,7 @@ export class RedisBackend implements LockBackend {
         this.gateway,
         options.replicas,
       ),
-      isCluster(connection.client) ? 'a Redis Cluster' : 'this Redis connection',
+      door.cluster ? 'a Redis Cluster' : 'this Redis connection',
     );
     this.inspection = {
       gateways: [this.gateway],
@@ -77,19 +74,15 @@ export class RedisBackend implements LockBackend {
   }
 
   watchConnections(listener: (state: ConnectionState) => void): void {
-    watchConnection(
-      this.connection.client,
-      isCluster(this.connection.client) ? 'Redis Cluster' : 'Redis',
-      listener,
-    );
+    watchConnection(this.door, this.door.cluster ? 'Redis Cluster' : 'Redis', listener);
   }
 
   ping(timeoutMs: number): Promise<number> {
-    return pingClient(this.connection.client, timeoutMs);
+    return pingDoor(this.door, timeoutMs);
   }
 
   async close(): Promise<void> {
     await this.hub.close();
-    if (this.connection.owned) await closeConnection(this.connection.client);
+    await this.door.close(); // closes only a connection the library opened
   }
 }

@@ -1,6 +1,4 @@
 import { quoteKey } from '../options/validation';
-import calculateSlot from 'cluster-key-slot';
-import type { Redis } from 'ioredis';
 import { LockRedisError, LockReplicationError } from '../errors';
 import { withDeadline } from '../waiting/with-deadline';
 import type { LockKinds } from '../kinds/kind-registry';
@@ -15,7 +13,6 @@ import type {
   RenewResult,
 } from '../kinds/lock-kind';
 import type { LockOptions, ResolvedEngineOptions } from '../options/lock-options';
-import { isCluster } from '../redis/redis-client';
 import type { RedisGateway } from '../redis/redis-gateway';
 import { toLockRedisError } from '../redis/redis-gateway';
 
@@ -109,17 +106,18 @@ export async function waitForReplicas(
 ): Promise<number> {
   const { redisKey, key: userKey } = lock;
   const { count, timeoutMs } = acks;
-  const client = gateway.client;
-  let node: Redis | undefined;
-  if (isCluster(client)) {
-    const owner = client.slots[calculateSlot(redisKey)]?.[0];
-    node = client.nodes('master').find((n) => `${n.options.host}:${n.options.port}` === owner);
-    if (!node)
-      throw new LockRedisError(`No connection to the master of lock ${quoteKey(userKey)} for WAIT`, userKey);
-  }
-  const target = node ?? (client as Redis);
   // WAIT blocks for up to timeoutMs by design; the deadline only guards against a dead connection.
-  const wait = target.call('WAIT', count, timeoutMs) as Promise<number>;
+  // The door sends it on the connection that ran the grant (on a Cluster: to the key's master).
+  let wait: Promise<unknown>;
+  try {
+    wait = gateway.door.command(['WAIT', count, timeoutMs], redisKey);
+  } catch (err) {
+    throw new LockRedisError(
+      `No connection to the master of lock ${quoteKey(userKey)} for WAIT`,
+      userKey,
+      err,
+    );
+  }
   try {
     return Number(
       await withDeadline(

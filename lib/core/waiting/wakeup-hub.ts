@@ -1,6 +1,20 @@
-import { isCluster, RedisClient } from '../redis/redis-client';
-import { closeConnection } from '../redis/redis-connection';
+import { IoredisSubscriber, type IoredisClient } from '../redis/adapters/ioredis-door';
+import { answers, askNodes } from '../redis/node-fanout';
+import type { RedisClient } from '../redis/redis-client';
+import type { WakeupSubscriber } from '../redis/redis-door';
 import { withDeadline } from './with-deadline';
+
+/**
+ * A door's subscriber, or an object shaped like an ioredis connection typed as a client (the testing
+ * backend's in-process stand-in, MemorySubscriber.asClient()).
+ */
+type SubscriberSource = WakeupSubscriber | RedisClient;
+
+function asSubscriber(source: SubscriberSource): WakeupSubscriber {
+  return typeof (source as WakeupSubscriber).onMessage === 'function'
+    ? (source as WakeupSubscriber)
+    : new IoredisSubscriber(source as IoredisClient);
+}
 
 /**
  * Pub/sub wake-ups for waiters. One subscriber connection per engine (one per node for RedLock),
@@ -9,7 +23,7 @@ import { withDeadline } from './with-deadline';
  * busy attempting is kept as a flag, so no wake-up is lost between "busy" and "wait".
  */
 export class WakeupHub {
-  private subscribers?: RedisClient[];
+  private subscribers?: WakeupSubscriber[];
   private readonly channels = new Map<string, ChannelState>();
   /** Engine-level listeners (force-release notices) by channel: not waiters, not in channelCount. */
   private readonly patterns = new Map<string, Listener>();
@@ -17,7 +31,7 @@ export class WakeupHub {
 
   constructor(
     /** One subscriber connection, or one per node (RedLock: a release publishes on every node). */
-    private readonly createSubscriber: () => RedisClient | RedisClient[],
+    private readonly createSubscriber: () => SubscriberSource | SubscriberSource[],
     /** Whether to SSUBSCRIBE (sharded pub/sub on a Redis 7 Cluster); asked once per channel. */
     private readonly sharded: () => boolean,
     /** A subscription not confirmed by then is given up on; the waiter polls (backoff) instead. */
@@ -54,12 +68,12 @@ export class WakeupHub {
   ): Promise<void> {
     if (this.closed || this.patterns.has(channel)) return;
     this.patterns.set(channel, { listener, onRefused });
-    const all = Promise.allSettled(this.connections().map((sub) => sub.subscribe(channel)));
-    const settled = await withDeadline(all, this.readyTimeoutMs);
-    const refused = settled?.find((s): s is PromiseRejectedResult => s.status === 'rejected');
-    if (refused && settled!.every((s) => s.status === 'rejected')) {
+    const all = askNodes(this.connections(), (sub) => sub.subscribe(channel, false));
+    const ballot = await withDeadline(all, this.readyTimeoutMs);
+    const refused = ballot?.find((v) => v && !v.ok);
+    if (refused && !refused.ok && answers(ballot!).length === 0) {
       this.patterns.delete(channel); // asked again by the caller
-      throw refused.reason;
+      throw refused.error;
     }
   }
 
@@ -67,7 +81,7 @@ export class WakeupHub {
   unlisten(channel: string): void {
     if (!this.patterns.delete(channel) || !this.subscribers || this.closed) return;
     for (const sub of this.subscribers) {
-      sub.unsubscribe(channel).catch(() => undefined); // a dead connection has no subscription left
+      sub.unsubscribe(channel, false).catch(() => undefined); // a dead connection has no subscription left
     }
   }
 
@@ -98,13 +112,7 @@ export class WakeupHub {
     this.patterns.clear();
     const subs = this.subscribers ?? [];
     this.subscribers = undefined;
-    await Promise.all(
-      subs.map((sub) => {
-        sub.removeAllListeners('message');
-        sub.removeAllListeners('smessage');
-        return closeConnection(sub);
-      }),
-    );
+    await askNodes(subs, (sub) => sub.close());
   }
 
   private leave(channel: string, member: Wakeups): void {
@@ -114,58 +122,46 @@ export class WakeupHub {
     this.channels.delete(channel);
     if (!this.subscribers || this.closed) return;
     for (const sub of this.subscribers) {
-      const done = state.sharded ? sub.sunsubscribe(channel) : sub.unsubscribe(channel);
-      done.catch(() => undefined); // a dead connection has no subscription left to drop
+      // A dead connection has no subscription left to drop.
+      sub.unsubscribe(channel, state.sharded).catch(() => undefined);
     }
   }
 
   private async subscribe(channel: string, sharded: boolean): Promise<void> {
     if (this.closed) return;
-    const all = Promise.allSettled(
-      this.connections().map((sub) => (sharded ? sub.ssubscribe(channel) : sub.subscribe(channel))),
-    );
+    const all = askNodes(this.connections(), (sub) => sub.subscribe(channel, sharded));
     // Without a subscription the waiter still wins through its backoff polling; a node that is
     // down (or frozen) must not hold the waiter here, so the wait for confirmations is bounded.
     await withDeadline(all, this.readyTimeoutMs);
   }
 
   /**
-   * After a reconnect, subscribes `sub` again to every channel and pattern in use (ioredis' own
-   * resubscription is off on these connections, see duplicateForSubscriber). A failure is left to
-   * the next reconnect; waiters poll meanwhile.
+   * After a reconnect, subscribes `sub` again to every channel and pattern in use, for connections
+   * that do not restore their subscriptions themselves (ioredis', whose own resubscription is off:
+   * it leaves its SUBSCRIBE promises unhandled). A failure is left to the next reconnect; waiters
+   * poll meanwhile.
    */
-  private resubscribeOnReconnect(sub: RedisClient): void {
-    let connectedBefore = false;
-    sub.on('ready', () => {
-      if (!connectedBefore) {
-        connectedBefore = true; // the first connection sends the subscriptions queued for it
-        return;
-      }
-      if (this.closed) return;
-      const ignore = (): undefined => undefined;
-      for (const [channel, state] of this.channels) {
-        (state.sharded ? sub.ssubscribe(channel) : sub.subscribe(channel)).catch(ignore);
-      }
-      for (const [channel, { onRefused }] of this.patterns) {
-        sub.subscribe(channel).catch((error: unknown) => onRefused?.(error));
-      }
-    });
+  private resubscribe(sub: WakeupSubscriber): void {
+    if (this.closed) return;
+    const ignore = (): undefined => undefined;
+    for (const [channel, state] of this.channels) sub.subscribe(channel, state.sharded).catch(ignore);
+    for (const [channel, { onRefused }] of this.patterns) {
+      sub.subscribe(channel, false).catch((error: unknown) => onRefused?.(error));
+    }
   }
 
-  private connections(): RedisClient[] {
+  private connections(): WakeupSubscriber[] {
     if (!this.subscribers) {
       const created = this.createSubscriber();
-      this.subscribers = Array.isArray(created) ? created : [created];
+      this.subscribers = (Array.isArray(created) ? created : [created]).map(asSubscriber);
       const onMessage = (channel: string, message: string) => {
         const notices = this.patterns.get(channel);
         if (notices) notices.listener(message);
         else this.notify(channel, message);
       };
       for (const sub of this.subscribers) {
-        sub.on('message', onMessage);
-        sub.on('smessage', onMessage);
-        sub.on('error', () => undefined); // reconnects are ioredis' job; waiters fall back to polling meanwhile
-        if (!isCluster(sub)) this.resubscribeOnReconnect(sub);
+        sub.onMessage(onMessage);
+        sub.onReconnect?.(() => this.resubscribe(sub));
       }
     }
     return this.subscribers;

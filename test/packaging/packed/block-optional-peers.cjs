@@ -6,8 +6,10 @@ const Module = require('node:module');
 const path = require('node:path');
 
 const pkg = require(path.resolve(__dirname, '../../../package.json'));
+// KEEP_PEERS: optional peers the check still provides (ioredis, which a Redis URL needs).
+const kept = (process.env.KEEP_PEERS || '').split(',').filter(Boolean);
 const blocked = Object.entries(pkg.peerDependenciesMeta || {})
-  .filter(([, meta]) => meta && meta.optional)
+  .filter(([name, meta]) => meta && meta.optional && !kept.includes(name))
   .map(([name]) => name);
 const attempts = (globalThis.__optionalPeerAttempts = []);
 globalThis.__optionalPeers = blocked;

@@ -3,16 +3,13 @@ import { ReentrantMutex } from '../../kinds/reentrant-mutex';
 import { TokenLock } from '../../kinds/token-lock';
 import type { LockBackend } from '../../engine/lock-backend';
 import { LockRedisError } from '../../errors';
-import { pingClient } from '../../redis/ping';
+import { pingDoor } from '../../redis/ping';
+import { answers, askNodes, firstError } from '../../redis/node-fanout';
 import { watchConnection } from '../../redis/connection-watch';
 import type { ConnectionState } from '../../engine/lock-events';
 import type { ResolvedEngineOptions } from '../../options/lock-options';
-import {
-  closeConnection,
-  duplicateForSubscriber,
-  resolveConnection,
-  ResolvedConnection,
-} from '../../redis/redis-connection';
+import { openDoor } from '../../redis/redis-connection';
+import type { RedisDoor } from '../../redis/redis-door';
 import { RedisGateway } from '../../redis/redis-gateway';
 import { WakeupHub } from '../../waiting/wakeup-hub';
 import { RedlockKind } from './redlock-kind';
@@ -36,17 +33,18 @@ export class RedlockBackend implements LockBackend {
   readonly gateways: readonly RedisGateway[];
   /** Inspection reads every node; a holder counts on a majority. */
   readonly inspection: InspectionTarget;
-  private readonly connections: ResolvedConnection[];
+  private readonly doors: RedisDoor[];
 
   constructor(redlock: ResolvedRedlockOptions, options: ResolvedEngineOptions) {
-    this.connections = [];
+    this.doors = [];
     try {
-      redlock.nodes.forEach((node, i) => this.connections.push(resolveConnection(node, `redlock[${i}]`)));
+      redlock.nodes.forEach((node, i) => this.doors.push(openDoor(node, `redlock[${i}]`)));
     } catch (err) {
-      for (const c of this.connections) if (c.owned) c.client.disconnect();
+      // Owned connections are lazy: nothing is open yet, close() only drops them.
+      for (const door of this.doors) door.close().catch(() => undefined);
       throw err;
     }
-    this.gateways = this.connections.map((c) => new RedisGateway(c.client, redlock.nodeTimeoutMs));
+    this.gateways = this.doors.map((door) => new RedisGateway(door, redlock.nodeTimeoutMs));
     const fence = options.fenceTtlMs;
     const jitter = redlock.retryJitterMs;
     const gateways = this.gateways;
@@ -68,7 +66,7 @@ export class RedlockBackend implements LockBackend {
       'RedLock (the redlock option)',
     );
     this.hub = new WakeupHub(
-      () => this.connections.map((c) => duplicateForSubscriber(c.client)),
+      () => this.doors.map((door) => door.subscriber()),
       () => false,
       redlock.nodeTimeoutMs,
     );
@@ -81,27 +79,24 @@ export class RedlockBackend implements LockBackend {
   }
 
   watchConnections(listener: (state: ConnectionState) => void): void {
-    this.connections.forEach((c, i) => watchConnection(c.client, `RedLock node ${i}`, listener));
+    this.doors.forEach((door, i) => watchConnection(door, `RedLock node ${i}`, listener));
   }
 
   /** Resolves when a majority answered PING: the slowest round trip of that majority. */
   async ping(timeoutMs: number): Promise<number> {
-    const rounds = await Promise.allSettled(
-      this.connections.map((c, i) => pingClient(c.client, timeoutMs, `RedLock node ${i}`)),
-    );
-    const answered = rounds.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : [])).sort((a, b) => a - b);
-    const quorum = quorumOf(this.connections.length);
+    const ballot = await askNodes(this.doors, (door, i) => pingDoor(door, timeoutMs, `RedLock node ${i}`));
+    const answered = answers(ballot).sort((a, b) => a - b);
+    const quorum = quorumOf(this.doors.length);
     if (answered.length >= quorum) return answered[quorum - 1]!;
-    const failed = rounds.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     throw new LockRedisError(
-      `Only ${answered.length} of ${this.connections.length} RedLock nodes answered PING; ${quorum} are needed`,
+      `Only ${answered.length} of ${this.doors.length} RedLock nodes answered PING; ${quorum} are needed`,
       undefined,
-      failed?.reason,
+      firstError(ballot),
     );
   }
 
   async close(): Promise<void> {
     await this.hub.close();
-    await Promise.all(this.connections.filter((c) => c.owned).map((c) => closeConnection(c.client)));
+    await Promise.all(this.doors.map((door) => door.close())); // each closes only what the library opened
   }
 }

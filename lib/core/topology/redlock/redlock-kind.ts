@@ -13,7 +13,7 @@ import type {
 } from '../../kinds/lock-kind';
 import type { RedisGateway } from '../../redis/redis-gateway';
 import { defineScript } from '../../redis/script-library';
-import { Ballot, collectVotes, countVotes, failedVotes, firstError } from './node-votes';
+import { askNodes, Ballot, countVotes, failedVotes, firstError } from '../../redis/node-fanout';
 import { quorumOf, redlockDriftMs } from './redlock-options';
 
 const FENCE_FLOOR = defineScript<[token: string, fenceTtlMs: number], number>('fence-floor');
@@ -58,10 +58,10 @@ export class RedlockKind implements LockKind {
     // Nodes keep the lock `drift` longer than asked. The engine counts the lease from before the
     // request, so its view ends at start + lease = start + nodeTtl − drift: the RedLock validity.
     const nodeRequest: AttemptRequest = { ...r, leaseMs: r.leaseMs + redlockDriftMs(r.leaseMs) };
-    const ballot = await collectVotes<NodeAnswer>(
-      n,
-      (i) =>
-        this.nodes[i]!.attempt(nodeRequest).catch((error: unknown) => {
+    const ballot = await askNodes<LockKind, NodeAnswer>(
+      this.nodes,
+      (node) =>
+        node.attempt(nodeRequest).catch((error: unknown) => {
           // A node that answers with foreign data at the key answered: it votes against.
           if (error instanceof LockWrongTypeError) return { status: 'foreign' as const, error };
           throw error;
@@ -121,9 +121,9 @@ export class RedlockKind implements LockKind {
     const n = this.nodes.length;
     const q = this.quorum;
     const held = (v: ReleaseResult): boolean => v !== 'not-held';
-    const ballot = await collectVotes(
-      n,
-      (i) => this.nodes[i]!.release(h),
+    const ballot = await askNodes(
+      this.nodes,
+      (node) => node.release(h),
       (b) => countVotes(b, held) >= q,
     );
     const released = countVotes(ballot, (v) => v === 'released');
@@ -145,9 +145,9 @@ export class RedlockKind implements LockKind {
     const q = this.quorum;
     const nodeRequests = requests.map((r) => ({ ...r, leaseMs: r.leaseMs + redlockDriftMs(r.leaseMs) }));
     const allRenewed = (results: RenewResult[]): boolean => results.every((x) => x === 'renewed');
-    const ballot = await collectVotes(
-      n,
-      (i) => this.nodes[i]!.renew(nodeRequests),
+    const ballot = await askNodes(
+      this.nodes,
+      (node) => node.renew(nodeRequests),
       (b) => countVotes(b, allRenewed) >= q || failedVotes(b) > n - q,
     );
     if (failedVotes(ballot) > n - q) {
@@ -207,10 +207,10 @@ export class RedlockKind implements LockKind {
   private async raiseFences(r: AttemptRequest, token: number): Promise<string | undefined> {
     const n = this.gateways.length;
     const q = this.quorum;
-    const ballot = await collectVotes(
-      n,
-      (i) =>
-        this.gateways[i]!.run(FENCE_FLOOR, [r.names.fence], [String(token), this.fenceTtlMs], {
+    const ballot = await askNodes(
+      this.gateways,
+      (gateway) =>
+        gateway.run(FENCE_FLOOR, [r.names.fence], [String(token), this.fenceTtlMs], {
           userKey: r.key,
         }),
       (b) => countVotes(b, () => true) >= q || failedVotes(b) > n - q,

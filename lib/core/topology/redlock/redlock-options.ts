@@ -89,6 +89,8 @@ function nodeIdentity(node: unknown): unknown {
       return node;
     }
   }
+  // Other families' clients (node-redis, GLIDE) keep their address elsewhere: the instance is the identity.
+  if (isRedisClient(node) && typeof (node as { evalsha?: unknown }).evalsha !== 'function') return node;
   const options = (isRedisClient(node) ? (node as { options?: unknown }).options : node) as
     | { host?: string; port?: number; db?: number; name?: string; sentinels?: unknown; path?: string }
     | undefined;

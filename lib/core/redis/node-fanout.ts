@@ -1,22 +1,26 @@
 /** What one node said: a value, or the error it failed with (timeouts included). */
 export type Vote<T> = { ok: true; value: T } | { ok: false; error: unknown };
 
-/** The votes so far, by node index; `undefined` while that node has not answered. */
+/** The answers so far, by node index; `undefined` while that node has not answered. */
 export type Ballot<T> = ReadonlyArray<Vote<T> | undefined>;
 
 /**
- * Asks every node at once and resolves as soon as `decided(ballot)` says the outcome can no longer
- * change (or every node answered). Nodes still pending keep running: their commands stay queued in
- * order on their own connections, so a later release on the same node always runs after them.
- * Each call is bounded by its gateway's per-node timeout, so this always settles.
+ * THE one way to ask several nodes (RedLock's votes, inspection's reads, the registry's writes, PING
+ * of every node, subscriptions on every node): asks every node at once and resolves as soon as
+ * `decided(ballot)` says the outcome can no longer change, or every node answered. Nodes still
+ * pending keep running: their commands stay queued in order on their own connections, so a later
+ * release on the same node always runs after them. Callers bound each call (a gateway's per-node
+ * timeout, a deadline), so this always settles. It never rejects: failures are votes.
  */
-export function collectVotes<T>(
-  count: number,
-  ask: (index: number) => Promise<T>,
+export function askNodes<N, T>(
+  nodes: readonly N[],
+  ask: (node: N, index: number) => Promise<T>,
   decided: (ballot: Ballot<T>) => boolean = () => false,
 ): Promise<Ballot<T>> {
   return new Promise((resolve) => {
+    const count = nodes.length;
     const ballot: (Vote<T> | undefined)[] = new Array(count).fill(undefined);
+    if (count === 0) return resolve([]);
     let answered = 0;
     let done = false;
     const record = (index: number, vote: Vote<T>): void => {
@@ -28,10 +32,10 @@ export function collectVotes<T>(
         resolve([...ballot]);
       }
     };
-    for (let i = 0; i < count; i++) {
+    nodes.forEach((node, i) => {
       let call: Promise<T>;
       try {
-        call = ask(i);
+        call = ask(node, i);
       } catch (error) {
         call = Promise.reject(error);
       }
@@ -39,8 +43,13 @@ export function collectVotes<T>(
         (value) => record(i, { ok: true, value }),
         (error: unknown) => record(i, { ok: false, error }),
       );
-    }
+    });
   });
+}
+
+/** The values of the nodes that answered, in node order. */
+export function answers<T>(ballot: Ballot<T>): T[] {
+  return ballot.flatMap((v) => (v?.ok ? [v.value] : []));
 }
 
 /** Counts the votes matching `test`. */

@@ -1,0 +1,292 @@
+import calculateSlot from 'cluster-key-slot';
+// Types only: ioredis itself is loaded on first use (openIoredis), so the package loads without it.
+import type { Cluster, Redis, RedisOptions } from 'ioredis';
+import { LockRedisError } from '../../errors';
+import { printable } from '../../options/validation';
+import { withDeadline } from '../../waiting/with-deadline';
+import { requireClientPackage } from '../client-package';
+import type { ClientFamily, RedisArgs, RedisDoor, ScriptSend, WakeupSubscriber } from '../redis-door';
+import type { LuaScript, ScriptArg } from '../script-library';
+import { ValkeyShardedSubscriber } from './valkey-sharded-subscriber';
+
+/** An ioredis (or iovalkey, which copies its API) Redis or Cluster. */
+export type IoredisClient = Redis | Cluster;
+export type { RedisOptions } from 'ioredis';
+
+/** True for an ioredis/iovalkey Cluster (duck-typed, so a second copy of the library still works). */
+export function isIoredisCluster(client: object): client is Cluster {
+  return (client as Cluster).isCluster === true;
+}
+
+/**
+ * The door on ioredis and iovalkey: EVALSHA/EVAL with the array arguments ioredis flattens, WAIT on
+ * the pooled connection of the key's master, MULTI/EXEC, a duplicate subscriber (ioredis' sharded
+ * subscribers on a Cluster; on an iovalkey Cluster, which has none, one SSUBSCRIBE connection per
+ * master of a subscribed slot). RESP2: replies need no normalising.
+ */
+export class IoredisDoor implements RedisDoor {
+  readonly cluster: boolean;
+  readonly ridesOutFailover: boolean;
+  readonly label: string;
+
+  constructor(
+    readonly client: IoredisClient,
+    readonly owned: boolean,
+    readonly family: Extract<ClientFamily, 'ioredis' | 'iovalkey'> = 'ioredis',
+  ) {
+    this.cluster = isIoredisCluster(client);
+    this.ridesOutFailover = this.cluster || Boolean((client as Redis).options?.sentinels?.length);
+    this.label = this.cluster ? 'Redis Cluster' : 'Redis';
+  }
+
+  get ready(): boolean {
+    return this.client.status === 'ready';
+  }
+
+  script(
+    script: LuaScript,
+    keys: readonly string[],
+    args: readonly ScriptArg[],
+    send: ScriptSend,
+  ): Promise<unknown> {
+    if (this.owned) {
+      // A connection the engine opened: the gateway says when a call may join the tick's pipeline.
+      (this.client.options as { enableAutoPipelining?: boolean }).enableAutoPipelining = send.batch;
+    }
+    // ioredis flattens array arguments itself: keys and args go as they are, not copied by a spread.
+    const client = this.client as unknown as RawCommands;
+    if (send.readOnly) {
+      return send.reload
+        ? client.call('EVAL_RO', script.source, keys.length, keys, args)
+        : client.call('EVALSHA_RO', script.sha, keys.length, keys, args);
+    }
+    return send.reload
+      ? client.eval(script.source, keys.length, keys, args)
+      : client.evalsha(script.sha, keys.length, keys, args);
+  }
+
+  command(args: RedisArgs, routeKey?: string): Promise<unknown> {
+    const [name, ...rest] = args;
+    return this.nodeFor(routeKey).call(String(name), ...rest);
+  }
+
+  async transaction(commands: readonly RedisArgs[], routeKey: string): Promise<unknown[]> {
+    void routeKey; // ioredis routes a Cluster transaction by its keys itself
+    // ioredis builds the batch from its command methods, which are lower case.
+    const batch = commands.map(([name, ...rest]) => [String(name).toLowerCase(), ...rest.map(String)]);
+    const replies = await this.client.multi(batch).exec();
+    if (!replies) throw new LockRedisError('the transaction was discarded');
+    return replies.map(([err, reply]) => err ?? reply);
+  }
+
+  subscriber(): WakeupSubscriber {
+    if (this.cluster && this.family === 'iovalkey') {
+      return new ValkeyShardedSubscriber(this.client as Cluster, (node) => {
+        const sub = node.duplicate({ autoResubscribe: false, disconnectTimeout: DISCONNECT_TIMEOUT_MS });
+        stopOnFatalErrors(sub);
+        return new IoredisSubscriber(sub);
+      });
+    }
+    return new IoredisSubscriber(duplicateForSubscriber(this.client));
+  }
+
+  watch(listener: (state: 'up' | 'down', reason?: string) => void): void {
+    const client = this.client;
+    client.on('ready', () => listener('up'));
+    client.on('error', (error: Error) =>
+      listener('down', fatalErrors.get(client)?.message ?? printable(error.message || error.name)),
+    );
+    client.on('close', () => {
+      // A close we asked for (quit/disconnect at shutdown) is not an outage.
+      if (client.status !== 'end') listener('down', 'connection closed');
+    });
+  }
+
+  fatalError(): LockRedisError | undefined {
+    return fatalErrors.get(this.client);
+  }
+
+  async close(): Promise<void> {
+    if (this.owned) await closeConnection(this.client);
+  }
+
+  /** The connection a command for `routeKey` goes to: on a Cluster the pooled connection to its slot's master. */
+  private nodeFor(routeKey: string | undefined): RawCommands {
+    const client = this.client;
+    if (routeKey === undefined || !isIoredisCluster(client)) return client as unknown as RawCommands;
+    const owner = client.slots[calculateSlot(routeKey)]?.[0];
+    const node = client.nodes('master').find((n) => `${n.options.host}:${n.options.port}` === owner);
+    if (!node) throw new LockRedisError(`No connection to the master of the slot of ${routeKey}`);
+    return node as unknown as RawCommands;
+  }
+}
+
+/** The ioredis commands the door sends, with the array arguments ioredis flattens (its types do not say so). */
+interface RawCommands {
+  evalsha(...args: unknown[]): Promise<unknown>;
+  eval(...args: unknown[]): Promise<unknown>;
+  call(...args: unknown[]): Promise<unknown>;
+}
+
+/**
+ * A subscriber connection of ioredis/iovalkey (or an object with its shape: the in-memory testing
+ * backend's stand-in). On a standalone or Sentinel connection ioredis' own resubscription is off (see
+ * duplicateForSubscriber), so `onReconnect` tells the hub to subscribe again; a Cluster's sharded
+ * subscribers follow their slots themselves.
+ */
+export class IoredisSubscriber implements WakeupSubscriber {
+  onReconnect?: (listener: () => void) => void;
+
+  constructor(private readonly sub: IoredisClient) {
+    sub.on('error', () => undefined); // reconnects are the client's job; waiters poll meanwhile
+    if (!isIoredisCluster(sub)) {
+      this.onReconnect = (listener) => {
+        let connectedBefore = false;
+        sub.on('ready', () => {
+          // The first connection sends the subscriptions queued for it.
+          if (connectedBefore) listener();
+          connectedBefore = true;
+        });
+      };
+    }
+  }
+
+  async subscribe(channel: string, sharded: boolean): Promise<void> {
+    await (sharded ? this.sub.ssubscribe(channel) : this.sub.subscribe(channel));
+  }
+
+  async unsubscribe(channel: string, sharded: boolean): Promise<void> {
+    await (sharded ? this.sub.sunsubscribe(channel) : this.sub.unsubscribe(channel));
+  }
+
+  onMessage(listener: (channel: string, message: string) => void): void {
+    this.sub.on('message', listener);
+    this.sub.on('smessage', listener);
+  }
+
+  close(): Promise<void> {
+    this.sub.removeAllListeners('message');
+    this.sub.removeAllListeners('smessage');
+    return closeConnection(this.sub);
+  }
+}
+
+/** Opens an ioredis connection for a URL or ioredis options (ioredis loaded now, on first use). */
+export function openIoredis(option: string | RedisOptions): IoredisDoor {
+  const ioredis = requireClientPackage<{ Redis: new (...args: unknown[]) => Redis }>(
+    'ioredis',
+    'A Redis URL or ioredis options',
+  );
+  // lazyConnect: no socket until the first command, so building an engine that is never used (a
+  // Nest app whose start-up fails later) leaves nothing open.
+  let client: Redis;
+  if (typeof option === 'string') {
+    client = new ioredis.Redis(option, { ...CLIENT_DEFAULTS, lazyConnect: true });
+  } else {
+    const defaults = option.sentinels ? { ...CLIENT_DEFAULTS, ...SENTINEL_DEFAULTS } : CLIENT_DEFAULTS;
+    client = new ioredis.Redis({ ...defaults, lazyConnect: true, ...option });
+  }
+  // Connection trouble reaches callers as LockRedisError from the commands it fails; without a
+  // listener ioredis would also print every reconnect error of a client we own to the console.
+  client.on('error', () => undefined);
+  stopOnFatalErrors(client);
+  return new IoredisDoor(client, true);
+}
+
+const fatalErrors = new WeakMap<object, LockRedisError>();
+
+/**
+ * Retrying cannot fix credentials or a certificate: ioredis would reconnect and authenticate again
+ * about twice a second forever. On such an error the connection is closed once, and the reason kept.
+ */
+function stopOnFatalErrors(client: IoredisClient): void {
+  client.on('error', (error: Error & { code?: string }) => {
+    if (fatalErrors.has(client)) return;
+    const why = fatalReason(error);
+    if (!why) return;
+    fatalErrors.set(client, new LockRedisError(`${why}; not retrying`, undefined, error));
+    client.disconnect();
+  });
+}
+
+const AUTH_ERROR =
+  /^(WRONGPASS|NOAUTH|NOPERM this user has no permissions to run the 'auth'|ERR invalid password|ERR AUTH)/;
+const TLS_ERROR_CODES = new Set([
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_SIGNATURE_FAILURE',
+  'CERT_REVOKED',
+  'CERT_UNTRUSTED',
+  'CERT_REJECTED',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+
+function fatalReason(error: Error & { code?: string }): string | undefined {
+  const message = printable(error.message ?? '');
+  if (AUTH_ERROR.test(error.message ?? '')) {
+    return `Redis refused the credentials (${message}): check the password and ACL user (docs/SECURITY.md)`;
+  }
+  if (error.code !== undefined && TLS_ERROR_CODES.has(error.code)) {
+    return (
+      `Redis' TLS certificate was rejected (${message}, ${error.code}): pass the CA that signed it ` +
+      `as tls: { ca } (docs/SECURITY.md)`
+    );
+  }
+  return undefined;
+}
+
+/**
+ * How long ioredis waits, after ending a socket on disconnect(), for it to close before destroying
+ * it (its default is 2 s). That wait is a timer only the socket's 'close' event clears: a socket that
+ * had already closed (Redis down at close()) never emits it again, and the timer kept the process
+ * alive 2 s after close(). Set on the connections this library opens.
+ */
+const DISCONNECT_TIMEOUT_MS = 200;
+
+/** For connections we open: fail queued commands after a few reconnect attempts instead of 20. */
+const CLIENT_DEFAULTS: RedisOptions = { maxRetriesPerRequest: 3, disconnectTimeout: DISCONNECT_TIMEOUT_MS };
+
+/**
+ * For Sentinel connections we open: follow `+switch-master` at once (a frozen or partitioned old
+ * master would otherwise keep the connection), and reconnect when a demoted master answers READONLY.
+ */
+const SENTINEL_DEFAULTS: RedisOptions = {
+  failoverDetector: true,
+  reconnectOnError: (err) => (err.message.startsWith('READONLY') ? 2 : false),
+};
+
+/**
+ * A dedicated subscriber connection for wake-ups, with the same target and options as `client`.
+ * On an ioredis Cluster it uses ioredis' sharded subscribers: one connection per master that serves a
+ * subscribed slot, moved by ioredis when the slot's owner changes (failover, MOVED, migration).
+ * Elsewhere ioredis' own resubscription after a reconnect is off: it leaves its SUBSCRIBE promises
+ * unhandled, so a close before Redis answers them was an unhandled rejection in the user's process.
+ * The WakeupHub resubscribes such a connection itself.
+ */
+function duplicateForSubscriber(client: IoredisClient): IoredisClient {
+  const sub = isIoredisCluster(client)
+    ? client.duplicate([], { shardedSubscribers: true })
+    : client.duplicate({ autoResubscribe: false, disconnectTimeout: DISCONNECT_TIMEOUT_MS });
+  stopOnFatalErrors(sub);
+  return sub;
+}
+
+/**
+ * QUIT with a deadline, then disconnect: a dead or frozen server must not hang shutdown, and a
+ * connection that drops before QUIT is answered ("Connection is closed.") must not fail it.
+ */
+export async function closeConnection(client: IoredisClient, graceMs = 1000): Promise<void> {
+  if (client.status === 'end') return;
+  if (client.status === 'ready') {
+    await withDeadline(
+      client.quit().catch(() => undefined),
+      graceMs,
+    );
+  }
+  client.disconnect();
+}

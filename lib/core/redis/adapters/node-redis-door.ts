@@ -1,0 +1,234 @@
+import { printable } from '../../options/validation';
+import { withDeadline } from '../../waiting/with-deadline';
+import type { LockRedisError } from '../../errors';
+import type { RedisArgs, RedisDoor, ScriptSend, WakeupSubscriber } from '../redis-door';
+import type { LuaScript, ScriptArg } from '../script-library';
+import { toResp2Shape } from './resp3-replies';
+
+/**
+ * The members of a node-redis (package `redis`, v5 and v6) client this adapter uses, declared here
+ * so the package loads without node-redis: `createClient()`, `createCluster()` and `createSentinel()`
+ * objects all have them, with `sendCommand` taking (args), (firstKey, isReadonly, args) and
+ * (isReadonly, args) respectively.
+ */
+export interface NodeRedisLike {
+  sendCommand(...args: unknown[]): Promise<unknown>;
+  /** Absent on a v5 Sentinel. */
+  duplicate?(overrides?: unknown): NodeRedisLike;
+  connect(): Promise<unknown>;
+  readonly isOpen: boolean;
+  readonly isReady: boolean;
+  multi(routing?: string): NodeRedisMulti;
+  subscribe(channels: string, listener: PubSubListener): Promise<unknown>;
+  unsubscribe(channels: string, listener?: PubSubListener): Promise<unknown>;
+  sSubscribe(channels: string, listener: PubSubListener): Promise<unknown>;
+  sUnsubscribe(channels: string, listener?: PubSubListener): Promise<unknown>;
+  on(event: string, listener: (...args: never[]) => void): unknown;
+  close?(): Promise<unknown>;
+  quit?(): Promise<unknown>;
+  destroy?(): unknown;
+}
+
+interface NodeRedisMulti {
+  addCommand(args: string[]): NodeRedisMulti;
+  exec(): Promise<unknown[]>;
+}
+
+type PubSubListener = (message: string, channel: string) => void;
+
+/** Which of node-redis' three entry points made the object. */
+export type NodeRedisShape = 'client' | 'cluster' | 'sentinel';
+
+/**
+ * True when `value` is a node-redis client, Cluster or Sentinel (no lowercase `evalsha`: not
+ * ioredis). A v5 Sentinel has no `duplicate()`: it is told by its `getMasterNode()`.
+ */
+export function isNodeRedis(value: object): value is NodeRedisLike {
+  const v = value as Record<string, unknown>;
+  return (
+    typeof v.sendCommand === 'function' &&
+    typeof v.connect === 'function' &&
+    (typeof v.duplicate === 'function' || typeof v.getMasterNode === 'function') &&
+    typeof v.evalsha !== 'function'
+  );
+}
+
+function shapeOf(client: NodeRedisLike): NodeRedisShape {
+  const c = client as unknown as Record<string, unknown>;
+  if (typeof c.getSlotMaster === 'function') return 'cluster';
+  if (typeof c.getMasterNode === 'function' && typeof c.acquire === 'function') return 'sentinel';
+  return 'client';
+}
+
+/**
+ * The door on node-redis: raw `sendCommand` (node-redis has no lowercase `evalsha`), routed by the
+ * first key on a Cluster and always to the master through a Sentinel; replies reshaped from RESP3
+ * (v6's default); a duplicate connection for wake-ups, SSUBSCRIBE on a Cluster routed by node-redis
+ * to the shard that owns the channel. A client that is not connected yet is connected once, on first
+ * use; the user's client is never closed.
+ */
+export class NodeRedisDoor implements RedisDoor {
+  readonly family = 'node-redis' as const;
+  readonly cluster: boolean;
+  readonly ridesOutFailover: boolean;
+  readonly owned = false;
+  readonly label: string;
+  private readonly shape: NodeRedisShape;
+  private connecting?: Promise<unknown>;
+
+  constructor(readonly client: NodeRedisLike) {
+    this.shape = shapeOf(client);
+    this.cluster = this.shape === 'cluster';
+    this.ridesOutFailover = this.shape !== 'client';
+    this.label = { client: 'Redis', cluster: 'Redis Cluster', sentinel: 'Redis (Sentinel)' }[this.shape];
+    // node-redis throws an 'error' event nobody listens to; the engine hears errors through commands.
+    client.on('error', () => undefined);
+  }
+
+  get ready(): boolean {
+    return this.client.isReady;
+  }
+
+  async script(
+    script: LuaScript,
+    keys: readonly string[],
+    args: readonly ScriptArg[],
+    send: ScriptSend,
+  ): Promise<unknown> {
+    const command = send.readOnly
+      ? send.reload
+        ? 'EVAL_RO'
+        : 'EVALSHA_RO'
+      : send.reload
+        ? 'EVAL'
+        : 'EVALSHA';
+    const words = [command, send.reload ? script.source : script.sha, String(keys.length), ...keys];
+    for (const arg of args) words.push(String(arg));
+    return toResp2Shape(await this.send(words, keys[0]));
+  }
+
+  async command(args: RedisArgs, routeKey?: string): Promise<unknown> {
+    return toResp2Shape(await this.send(args.map(String), routeKey));
+  }
+
+  async transaction(commands: readonly RedisArgs[], routeKey: string): Promise<unknown[]> {
+    await this.open();
+    const multi = this.shape === 'cluster' ? this.client.multi(routeKey) : this.client.multi();
+    for (const c of commands) multi.addCommand(c.map(String));
+    try {
+      return (await multi.exec()).map(toResp2Shape);
+    } catch (err) {
+      // A command that failed inside EXEC: node-redis rejects with every reply, errors in place.
+      const replies = (err as { replies?: unknown[] }).replies;
+      if (Array.isArray(replies)) return replies.map(toResp2Shape);
+      throw err;
+    }
+  }
+
+  subscriber(): WakeupSubscriber {
+    // A v5 Sentinel cannot be duplicated: its own pub/sub connection (which follows the master) is
+    // used, and left open at close (only this library's subscriptions are dropped).
+    if (!this.client.duplicate) return new NodeRedisSubscriber(this.client, () => this.open());
+    return new NodeRedisSubscriber(this.client.duplicate());
+  }
+
+  watch(listener: (state: 'up' | 'down', reason?: string) => void): void {
+    this.client.on('ready', () => listener('up'));
+    this.client.on('error', (error: Error) => listener('down', printable(error.message || error.name)));
+  }
+
+  fatalError(): LockRedisError | undefined {
+    return undefined; // the user's client: its reconnect policy is the user's
+  }
+
+  async close(): Promise<void> {
+    // Never the user's client. Nothing else to close: subscribers close with the hub.
+  }
+
+  private async send(words: string[], routeKey: string | undefined): Promise<unknown> {
+    await this.open();
+    if (this.shape === 'cluster') return this.client.sendCommand(routeKey, false, words);
+    // Sentinel: isReadonly false, so the command goes to the master even with `useReplicas`.
+    if (this.shape === 'sentinel') return this.client.sendCommand(false, words);
+    return this.client.sendCommand(words);
+  }
+
+  /** @internal Connects a client the user passed unconnected, once (a client they closed stays closed: its commands fail). */
+  open(): Promise<unknown> | undefined {
+    if (this.client.isOpen) return undefined;
+    this.connecting ??= this.client.connect().catch((err: unknown) => {
+      this.connecting = undefined;
+      throw err;
+    });
+    return this.connecting;
+  }
+}
+
+/**
+ * A duplicate connection for wake-ups. node-redis restores its subscriptions after a reconnect
+ * itself (and on a Cluster follows a moved slot), so there is no `onReconnect`. On RESP2 (v5) a
+ * subscribing connection runs no other command: this one never does.
+ */
+class NodeRedisSubscriber implements WakeupSubscriber {
+  private readonly listeners: ((channel: string, message: string) => void)[] = [];
+  private connecting?: Promise<unknown>;
+  /** Channels subscribed here (unsubscribed at close when the connection is the user's). */
+  private readonly subscribed = new Map<string, boolean>();
+  private readonly deliver: PubSubListener = (message, channel) => {
+    for (const listener of this.listeners) listener(channel, message);
+  };
+
+  constructor(
+    private readonly sub: NodeRedisLike,
+    /** For the user's own client (not a duplicate this library opened and closes): how the door connects it. */
+    private readonly shared?: () => Promise<unknown> | undefined,
+  ) {
+    sub.on('error', () => undefined); // reconnects are node-redis' job; waiters poll meanwhile
+  }
+
+  async subscribe(channel: string, sharded: boolean): Promise<void> {
+    await this.open();
+    this.subscribed.set(channel, sharded);
+    await (sharded ? this.sub.sSubscribe(channel, this.deliver) : this.sub.subscribe(channel, this.deliver));
+  }
+
+  async unsubscribe(channel: string, sharded: boolean): Promise<void> {
+    this.subscribed.delete(channel);
+    if (!this.sub.isOpen) return;
+    await (sharded
+      ? this.sub.sUnsubscribe(channel, this.deliver)
+      : this.sub.unsubscribe(channel, this.deliver));
+  }
+
+  onMessage(listener: (channel: string, message: string) => void): void {
+    this.listeners.push(listener);
+  }
+
+  async close(): Promise<void> {
+    this.listeners.length = 0;
+    await this.connecting?.catch(() => undefined);
+    if (!this.sub.isOpen) return;
+    if (this.shared) {
+      const left = [...this.subscribed];
+      this.subscribed.clear();
+      // The user's connection stays open: only this library's listeners leave it.
+      await Promise.all(
+        left.map(([channel, sharded]) => this.unsubscribe(channel, sharded).catch(() => undefined)),
+      );
+      return;
+    }
+    const end = this.sub.close ?? this.sub.quit;
+    try {
+      await withDeadline(Promise.resolve(end?.call(this.sub)), 1000);
+    } catch {
+      // A dead server does not answer QUIT: the socket is destroyed below either way.
+    }
+    if (this.sub.isOpen) this.sub.destroy?.();
+  }
+
+  private open(): Promise<unknown> | undefined {
+    if (this.shared) return this.shared();
+    this.connecting ??= this.sub.connect();
+    return this.connecting;
+  }
+}

