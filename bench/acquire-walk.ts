@@ -1,7 +1,7 @@
 /*
  * `npm run walk`: which source files one uncontended acquire() + release() runs code in, from the Nest
  * service down to the Redis client and back (docs/ARCHITECTURE.md quotes the list). Warms the path up,
- * then counts function calls with V8's precise coverage over exactly one call.
+ * then counts function calls with V8's precise coverage over exactly one call, in several windows.
  */
 import 'reflect-metadata';
 import * as inspector from 'node:inspector/promises';
@@ -9,6 +9,9 @@ import * as path from 'node:path';
 import { Test } from '@nestjs/testing';
 import { DistributedLockModule, DistributedLockService } from '../lib';
 import { startRedis } from '../test/support/redis-server';
+
+/** Windows measured; the one with the fewest files is reported. */
+const WINDOWS = 5;
 
 async function main(): Promise<void> {
   const server = await startRedis();
@@ -28,25 +31,33 @@ async function main(): Promise<void> {
   session.connect();
   await session.post('Profiler.enable');
   await session.post('Profiler.startPreciseCoverage', { callCount: true, detailed: false });
-  await session.post('Profiler.takePreciseCoverage'); // resets the counters
-  await once();
-  const { result } = await session.post('Profiler.takePreciseCoverage');
+  // Several windows of one call each, the one with the fewest files kept: a background timer (the
+  // registry's 250 ms sync, a connection's keep-alive) can fire inside any one window, and it is not
+  // part of the call.
+  const root = path.resolve(__dirname, '..');
+  let files = new Map<string, number>();
+  for (let window = 0; window < WINDOWS; window++) {
+    await session.post('Profiler.takePreciseCoverage'); // resets the counters
+    await once();
+    const { result } = await session.post('Profiler.takePreciseCoverage');
+    const seen = new Map<string, number>();
+    for (const script of result) {
+      if (!script.url.startsWith('file://')) continue;
+      const file = path.relative(root, new URL(script.url).pathname);
+      const calls = script.functions.reduce((n, f) => n + (f.ranges[0]?.count ?? 0), 0);
+      if (calls > 0 && !file.startsWith('..')) seen.set(file, calls);
+    }
+    const ownFiles = (m: Map<string, number>) => [...m.keys()].filter((f) => f.startsWith('lib/')).length;
+    if (window === 0 || ownFiles(seen) < ownFiles(files)) files = seen;
+  }
   await session.post('Profiler.stopPreciseCoverage');
   session.disconnect();
 
-  const root = path.resolve(__dirname, '..');
-  const files = new Map<string, number>();
-  for (const script of result) {
-    if (!script.url.startsWith('file://')) continue;
-    const file = path.relative(root, new URL(script.url).pathname);
-    const calls = script.functions.reduce((n, f) => n + (f.ranges[0]?.count ?? 0), 0);
-    if (calls > 0 && !file.startsWith('..')) files.set(file, calls);
-  }
   const ours = [...files].filter(([f]) => f.startsWith('lib/')).sort(([a], [b]) => a.localeCompare(b));
   const dirs = new Map<string, number>();
   for (const [f] of ours) dirs.set(path.dirname(f), (dirs.get(path.dirname(f)) ?? 0) + 1);
   console.log(
-    `one uncontended acquire + release (leaseMs 10 s) through the Nest service: ${ours.length} files under lib/`,
+    `one uncontended acquire + release (leaseMs 10 s) through the Nest service: ${ours.length} files under lib/ (fewest of ${WINDOWS} windows)`,
   );
   for (const [d, n] of dirs) console.log(`  ${d}: ${n}`);
   for (const [f, calls] of ours) console.log(`    ${f} (${calls} calls)`);

@@ -26,6 +26,6 @@ export { resolveLockConfig, LOCK_CONFIG_OPTION_NAMES } from './options/resolve-l
 export type { ResolvedLockConfig, ResolvedConnectionOption } from './options/resolve-lock-config';
 export type { LockBackend, WakeupChannels } from './engine/lock-backend';
 export { ATTEMPT_MARGIN_MS } from './waiting/with-deadline';
-export { KeySpace } from './kinds/key-space';
+export { KeySpace } from './kinds/lock-kind';
 export { assertMultiKeyOptions } from './multi/multi-keys';
 export type { ForceReleaseLogOptions } from './inspection/lock-info';

@@ -1,11 +1,8 @@
-import { quoteKey } from '../core/options/validation';
-import { randomId } from '../core/engine/lock-context';
-import { KeySpace, LockKindTag } from '../core/kinds/key-space';
 import type { LockEngine } from '../core/engine/lock-engine';
-import type { AttemptRequest, LockKind } from '../core/kinds/lock-kind';
+import { randomId } from '../core/engine/lock-grant';
+import { KeySpace, LockKindTag, type AttemptRequest, type LockKind } from '../core/kinds/lock-kind';
 import { LockOptions, MAX_DURATION_MS } from '../core/options/lock-options';
-import { assertLockKey } from '../core/options/validation';
-import { assertDuration } from '../core/options/validation';
+import { quoteKey, assertLockKey, assertDuration } from '../core/options/validation';
 import type { InMemoryLockBackend } from './memory/in-memory-backend';
 import type { MemoryStore } from './memory/memory-store';
 

@@ -4,7 +4,7 @@
  * (refused before any command, the lock untouched), a re-entry that moves the lease in Redis moves
  * it locally too, and a fixed lease ends locally before Redis can give the lock to anyone else.
  */
-import { KeySpace } from '../../lib/core/kinds/key-space';
+import { KeySpace } from '../../lib/core/kinds/lock-kind';
 import type { LockEngine } from '../../lib/core/engine/lock-engine';
 import { commandsDuring, uniqueKey, useLockEnv, whenAborted } from '../support/lock-env';
 import { sleep } from '../support/wait';

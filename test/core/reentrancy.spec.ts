@@ -3,7 +3,7 @@
  * acquire, one release per hold, visible in the Redis hash); everything started outside it waits;
  * current() sees the lock inside the section only.
  */
-import { KeySpace } from '../../lib/core/kinds/key-space';
+import { KeySpace } from '../../lib/core/kinds/lock-kind';
 import type { LockHandle } from '../../lib/core/engine/lock-grant';
 import { holdCount, nextEvent, track, uniqueKey, useLockEnv } from '../support/lock-env';
 

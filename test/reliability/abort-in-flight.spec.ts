@@ -3,7 +3,7 @@
  * that wins the lock is on its way (300 ms of latency through the loopback TCP proxy). The call
  * rejects with the abort's reason, and the grant is given back: nobody holds the lock afterwards.
  */
-import { KeySpace } from '../../lib/core/kinds/key-space';
+import { KeySpace } from '../../lib/core/kinds/lock-kind';
 import { uniqueKey, useLockEnv } from '../support/lock-env';
 import { TcpProxy } from '../support/tcp-proxy';
 import { waitUntil } from '../support/wait';

@@ -1,5 +1,5 @@
 /* Unit: the local FIFO of one process' waiters on one lock. */
-import { LocalWaitQueues } from '../../lib/core/waiting/wait-queue';
+import { LocalWaitQueues } from '../../lib/core/waiting/waiter';
 
 describe('LocalWaitQueues', () => {
   it('lets only the head of an exclusive queue attempt, in arrival order', async () => {

@@ -1,4 +1,4 @@
-import type { KindRegistry } from '../kinds/kind-registry';
+import type { KindRegistry } from '../kinds/lock-kind';
 import type { ConnectionState } from './lock-events';
 import type { Wakeups } from '../waiting/wakeup-hub';
 import type { MultiKeyLocker } from '../multi/multi-key-locker';

@@ -1,7 +1,5 @@
 import { setMaxListeners } from 'node:events';
 import { LockServiceClosedError } from '../errors';
-import { KeySpace } from '../kinds/key-space';
-import { MultiGrantHandle, type MultiLockHandle } from '../multi/multi-lock-handle';
 import { EngineInspection } from '../inspection/engine-inspection';
 import type {
   ForceReleaseLogOptions,
@@ -13,18 +11,17 @@ import type {
   LockInfo,
 } from '../inspection/lock-info';
 import type { LockInspector } from '../inspection/lock-inspector';
+import { KeySpace } from '../kinds/lock-kind';
+import { MultiGrantHandle, type MultiLockHandle } from '../multi/multi-lock-handle';
 import { LockOptions, ResolvedEngineOptions } from '../options/lock-options';
 import { assertLockKey } from '../options/validation';
-import { LocalWaitQueues } from '../waiting/wait-queue';
-import type { AcquisitionContext } from './acquisition';
+import { LocalWaitQueues } from '../waiting/waiter';
 import { CriticalSections } from './critical-sections';
 import { LockEngineReadiness, LockEngineStats, pingReadiness } from './engine-status';
-import { HeldLocks } from './held-locks';
 import type { LockBackend } from './lock-backend';
-import { currentInScope, randomId, runInLockScope } from './lock-context';
 import { LockEvents } from './lock-events';
-import { GrantHandle, LockHandle } from './lock-grant';
-import { LockRequests } from './lock-request';
+import { HeldLocks, currentInScope, randomId, runInLockScope, GrantHandle, LockHandle } from './lock-grant';
+import { type AcquisitionContext, LockRequests } from './lock-request';
 
 /**
  * The lock engine: the public surface (acquire, tryAcquire, using, current, close). Waiting lives
@@ -53,12 +50,10 @@ export class LockEngine {
     readonly options: ResolvedEngineOptions,
   ) {
     this.keys = new KeySpace(options.keyPrefix);
-    // A new waiter or grant keeps the registry's timer running (it stops when things are idle).
-    const activity = () => this.inspection?.registry?.touch();
-    this.queues = new LocalWaitQueues(options.maxWaitersPerKey, activity);
+    this.queues = new LocalWaitQueues(options.maxWaitersPerKey);
     // Every waiter listens to `closing` until it leaves; thousands of waiters are normal, not a leak.
     setMaxListeners(0, this.closing.signal);
-    this.held = new HeldLocks(this.engineId, this.events, this.queues, { ...options, onGrant: activity });
+    this.held = new HeldLocks(this.engineId, this.events, this.queues, options);
     backend.watchConnections?.((state) => this.events.safeEmit('connection', state));
     const heldLocks = this.held;
     this.context = {

@@ -5,18 +5,33 @@ import {
   LockServiceClosedError,
   LockUpgradeError,
 } from '../errors';
-import { kindOf } from '../kinds/kind-registry';
-import type { LockKind } from '../kinds/lock-kind';
+import {
+  kindOf,
+  type LockKind,
+  type AttemptRequest,
+  type AttemptResult,
+  type KeySpace,
+  type LockKeyNames,
+} from '../kinds/lock-kind';
 import { MultiAcquisition } from '../multi/multi-acquisition';
 import { PerKeyLocker, type MultiKeyLocker, type MultiLockTarget } from '../multi/multi-key-locker';
-import { MultiGrantHandle, type MultiLockHandle } from '../multi/multi-lock-handle';
 import { assertMultiKeyOptions, multiLockKeys } from '../multi/multi-keys';
-import type { LockOptions } from '../options/lock-options';
+import { MultiGrantHandle, type MultiLockHandle } from '../multi/multi-lock-handle';
+import type { LockOptions, ResolvedEngineOptions } from '../options/lock-options';
 import { assertLockKey, callLockOptions } from '../options/validation';
-import { Acquisition, type LockingParts } from './acquisition';
+import { type LocalWaitQueues, type Ticket, Waiter } from '../waiting/waiter';
+import { ATTEMPT_MARGIN_MS } from '../waiting/with-deadline';
 import { monotonicMs } from './deadlines';
-import { heldInScope, randomId } from './lock-context';
-import { GrantHandle, type LockGrant, type LockHandle } from './lock-grant';
+import type { LockBackend, WakeupChannels } from './lock-backend';
+import type { LockEvents } from './lock-events';
+import { heldInScope, randomId, GrantHandle, type HeldLocks, LockGrant, LockHandle } from './lock-grant';
+
+/*
+ * One lock call, top-down: LockRequests turns acquire / tryAcquire / using, with one key or many,
+ * into a request (validated options, kind, Redis names, wait and lease), re-enters a lock this async
+ * context holds, or starts an Acquisition: the wait for one key, which ends in a LockGrant
+ * (lock-grant.ts). Several keys wait in MultiAcquisition (multi/).
+ */
 
 /** What one call asks for, whatever the number of keys: validated options and their consequences. */
 interface CallShape {
@@ -193,5 +208,271 @@ export class LockRequests {
       }
     }
     return handles;
+  }
+}
+
+// ---- The wait for one key ----
+
+/** How many locks' "recorded as waiting" marks an engine keeps (see AcquisitionContext.recordedWaits). */
+const MAX_RECORDED_WAITS = 4096;
+
+/** What an acquisition needs from its engine. */
+export interface AcquisitionContext {
+  readonly hub: WakeupChannels;
+  readonly queues: LocalWaitQueues;
+  readonly held: HeldLocks;
+  readonly events: LockEvents;
+  /** Aborted by close(): every waiter gives up. */
+  readonly closing: AbortSignal;
+  readonly backoff: { readonly initialMs: number; readonly maxMs: number };
+  /** Fencing tokens a fresh grant of a cohort kind reserves (1: no cohorts). */
+  readonly reserveTokens: number;
+  /**
+   * A fixed-lease attempt with local waiters behind it asks Redis for this much more than its
+   * `leaseMs` (the cohort budget), so the lock can be handed over locally with each successor's whole
+   * lease covered (0: no cohorts).
+   */
+  readonly cohortLeaseExtraMs: number;
+  /**
+   * Locks on which a busy attempt of this process may have recorded it as a waiter in Redis: only
+   * a grant of one of these needs to remove that record (the uncontended grant skips it).
+   */
+  readonly recordedWaits: Set<string>;
+  /** Turns a busy holder's remaining lease into an honest "retry after" (see HoldTimes). */
+  retryAfter(key: string, remainingLeaseMs: number): number;
+  isClosed(): boolean;
+}
+
+/** The parts of an engine that single-key and multi-key locking share. */
+export interface LockingParts {
+  readonly engineId: string;
+  readonly keys: KeySpace;
+  readonly backend: LockBackend;
+  readonly context: AcquisitionContext;
+  readonly options: ResolvedEngineOptions;
+}
+
+/** One call's parameters, validated and with defaults applied. */
+export interface AcquisitionRequest {
+  readonly key: string;
+  readonly names: LockKeyNames;
+  readonly kind: LockKind;
+  /** The kind's name in events (mutex, token, read, write, fair, semaphore). */
+  readonly kindLabel: string;
+  readonly options: LockOptions;
+  readonly waitMs: number;
+  readonly leaseMs: number;
+  /** True when the watchdog renews the lease (no fixed `leaseMs`). */
+  readonly watchdog: boolean;
+  /** tryAcquire(): resolve null instead of throwing when the wait runs out. */
+  readonly tryOnly: boolean;
+}
+
+/** The attempt request of one acquisition: one object, its per-attempt fields set before each attempt. */
+type MutableAttempt = { -readonly [K in keyof AttemptRequest]: AttemptRequest[K] };
+
+/**
+ * One acquisition of one key: only the head of the process' local queue attempts (shared kinds let
+ * every waiter try); a waiter sleeps on pub/sub wake-ups with exponential backoff as the safety net,
+ * a cohort kind's waiter takes a lock a local holder hands over (both in its Waiter), and every Redis
+ * command is bounded by what is left of `waitMs`. A granted attempt becomes a LockGrant, which opens
+ * a cohort when it is a fresh grant of a cohort kind.
+ */
+export class Acquisition {
+  private readonly ticket: Ticket;
+  private readonly wait: Waiter;
+  /** The request sent to the kind: built once, its lease, deadline and waiting mark set per attempt. */
+  private readonly request: MutableAttempt;
+  /** Cohort kinds with cohorts on: local waiters take hand-offs and wait for the local holder. */
+  private readonly cohorts: boolean;
+  /** Why the lock was busy when it is more than "held" (e.g. a RedLock split vote), for the error. */
+  private busyReason?: string;
+  private acquired = false;
+  /** When the latest attempt was sent: a lease is counted from before the request that won it. */
+  private requestedAt = 0;
+
+  constructor(
+    private readonly ctx: AcquisitionContext,
+    private readonly req: AcquisitionRequest,
+  ) {
+    const started = monotonicMs();
+    this.cohorts = req.kind.cohorts === true && ctx.reserveTokens > 1;
+    const { key, names, options, leaseMs, kind } = req;
+    // The engine id prefixes the owner id, so a script can tell this process' owners apart.
+    const owner = `${ctx.held.engineId}.${randomId()}`;
+    this.request = { key, names, owner, holdId: randomId(), leaseMs, reenter: false, options };
+    if (this.cohorts) {
+      this.request.reserveTokens = ctx.reserveTokens;
+      this.request.process = ctx.held.engineId;
+    }
+    this.ticket = ctx.queues.enter(names.lock, kind.isExclusive?.(options) ?? kind.exclusive);
+    this.wait = new Waiter(
+      ctx,
+      {
+        options,
+        waitMs: req.waitMs,
+        tryOnly: req.tryOnly,
+        kindLabel: req.kindLabel,
+        directedWakeupSleepMs: kind.directedWakeupSleepMs,
+        // A cohort kind's queue entry in Redis is the process (fair cohorts): wake-ups name it.
+        owner: this.cohorts ? ctx.held.engineId : owner,
+      },
+      started,
+      this.cohorts ? { req, ticket: this.ticket } : undefined,
+    );
+    if (this.cohorts) this.ticket.waiter = this.wait;
+  }
+
+  /** Waits for the lock: a handle, null (tryOnly, still busy), or a rejection. */
+  async run(): Promise<LockHandle | null> {
+    const channel = this.req.names.channel;
+    const wait = this.wait;
+    try {
+      let attemptNow = this.ticket.takeAttemptNow();
+      while (!wait.aborted()) {
+        if (wait.pending) return this.takeHanded();
+        if (!this.ticket.isHead) {
+          const turn = await wait.waitForTurn(this.ticket, channel);
+          if (turn === 'aborted') break;
+          if (turn === 'timeout') return this.timedOut();
+          attemptNow = turn === 'attempt-now';
+        }
+        if (!attemptNow || wait.mustWaitLocally()) {
+          const slept = (await wait.join(channel)) ? await wait.sleep() : 'timeout';
+          if (wait.pending) return this.takeHanded();
+          if (slept === 'timeout') return this.timedOut();
+          if (slept === 'aborted') break;
+          if (wait.mustWaitLocally()) continue;
+        }
+        attemptNow = false;
+        const result = await this.attempt();
+        if (result.status === 'granted') {
+          // Aborted (or closed) while the winning command was in flight: the abort wins, the
+          // grant is given back at once instead of returning a lock the caller no longer wants.
+          if (wait.aborted()) {
+            await this.giveBack();
+            break;
+          }
+          return await this.grant(result);
+        }
+        if (wait.pending) return this.takeHanded();
+        this.busyReason = result.status === 'busy' ? result.reason : undefined;
+        wait.noteBusy(this.req.key, result.status === 'busy' ? result.retryAfterMs : -1);
+        if (wait.remaining() <= 0) return this.timedOut();
+        if (!wait.joined()) {
+          // Subscribe, then try once more at once: a release between our attempt and the
+          // subscription would otherwise only be noticed by the backoff.
+          if (!(await wait.join(channel))) return this.timedOut();
+          attemptNow = true;
+        }
+      }
+      return wait.abortedOut(this.req.key);
+    } finally {
+      this.cleanUp();
+    }
+  }
+
+  /** Releases a grant nobody will hold (the call was aborted meanwhile); a failure is left to the lease. */
+  private async giveBack(): Promise<void> {
+    // Ignored: the lease ends a grant we could not give back.
+    await this.req.kind.release(this.request).catch(() => undefined);
+  }
+
+  /** Takes the lock a local holder handed over. */
+  private takeHanded(): LockHandle {
+    const handle = this.wait.take();
+    this.acquired = true;
+    const waitedMs = monotonicMs() - this.wait.started;
+    this.wait.reportGrant(this.req.key, waitedMs, handle.fencingToken, { handedOver: true });
+    return handle;
+  }
+
+  private async attempt(): Promise<AttemptResult> {
+    this.wait.attempts++;
+    this.requestedAt = monotonicMs();
+    const { ctx, request } = this;
+    const lock = this.req.names.lock;
+    const recordedWaits = ctx.recordedWaits;
+    const recordedWaiting = recordedWaits.has(lock);
+    // A fixed lease with local waiters: the Redis lease covers their hand-offs too (Cohort).
+    const extra =
+      this.cohorts && !this.req.watchdog && ctx.queues.waitersOf(lock) > 1 ? ctx.cohortLeaseExtraMs : 0;
+    request.leaseMs = this.req.leaseMs + extra;
+    request.timeoutMs = Math.max(1, this.wait.remaining()) + ATTEMPT_MARGIN_MS;
+    request.recordedWaiting = recordedWaiting;
+    try {
+      const result = await this.req.kind.attempt(request);
+      if (result.status === 'granted') {
+        if (recordedWaiting) recordedWaits.delete(lock);
+      } else if (!recordedWaiting) {
+        // Bounded: a forgotten record only costs a needless wake-up until its zset expires.
+        if (recordedWaits.size >= MAX_RECORDED_WAITS) recordedWaits.clear();
+        recordedWaits.add(lock);
+      }
+      return result;
+    } catch (err) {
+      recordedWaits.add(lock);
+      this.wait.reportFailure(this.req.key, 'error');
+      throw err;
+    }
+  }
+
+  /** The grant a granted attempt stands for; a fresh cohort grant opens a cohort. */
+  private async grant(result: Extract<AttemptResult, { status: 'granted' }>): Promise<LockHandle> {
+    this.acquired = true;
+    const { key, names, kind, options, leaseMs, watchdog } = this.req;
+    const { requestedAt, request, ctx } = this;
+    const token = result.fencingToken;
+    const grant = new LockGrant(ctx.held, {
+      kind,
+      key,
+      names,
+      owner: request.owner,
+      fencingToken: token,
+      options,
+      leaseMs,
+      watchdog,
+      requestedAt,
+      replicaAcks: result.replicaAcks,
+      // A fresh grant of a cohort kind reserved tokens for local hand-offs: it opens a cohort.
+      cohort:
+        this.cohorts && !result.reentered
+          ? { holdId: request.holdId, reservedTokens: ctx.reserveTokens, redisLeaseMs: request.leaseMs }
+          : undefined,
+    });
+    const handle = new GrantHandle(grant, request.holdId);
+    ctx.held.add(grant);
+    if (ctx.isClosed()) {
+      await handle.release();
+      throw new LockServiceClosedError('closed', key);
+    }
+    const acks = result.replicaAcks !== undefined ? { replicaAcks: result.replicaAcks } : undefined;
+    this.wait.reportGrant(key, requestedAt - this.wait.started, token, acks);
+    return handle;
+  }
+
+  private timedOut(): LockHandle | null {
+    if (this.wait.pending) return this.takeHanded();
+    return this.wait.timedOut(
+      this.req.key,
+      (waited) => this.busyReason && `${this.busyReason}; gave up after ${Math.round(waited)} ms`,
+    );
+  }
+
+  private cleanUp(): void {
+    this.wait.settle();
+    this.ticket.leave(this.acquired);
+    this.wait.leave();
+    // Kinds that queue waiters in Redis drop this one's entry now instead of at its deadline.
+    const { kind, names } = this.req;
+    if (this.acquired || !kind.abandon) return;
+    if (!this.cohorts) {
+      if (this.wait.attempts > 0) void kind.abandon(this.request);
+      return;
+    }
+    // Cohorts (the fair lock's entry is the process): the last local waiter takes the entry out,
+    // whichever of them queued it; otherwise it stays for the next local waiter, who refreshes it.
+    if (this.ctx.queues.waitersOf(names.lock) > 0 || !this.ctx.recordedWaits.delete(names.lock)) return;
+    void kind.abandon(this.request);
   }
 }

@@ -1,9 +1,9 @@
-import type { HeldLocks } from '../engine/held-locks';
-import type { KeySpace } from '../kinds/key-space';
+import type { HeldLocks } from '../engine/lock-grant';
+import type { KeySpace } from '../kinds/lock-kind';
 import type { LockBackend } from '../engine/lock-backend';
 import type { LockEvents } from '../engine/lock-events';
 import type { ResolvedEngineOptions } from '../options/lock-options';
-import type { LocalWaitQueues } from '../waiting/wait-queue';
+import type { LocalWaitQueues } from '../waiting/waiter';
 import { InspectionKeys } from './inspection-keys';
 import { LockInspector } from './lock-inspector';
 import { LockRegistry } from './lock-registry';

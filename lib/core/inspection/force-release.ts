@@ -1,5 +1,5 @@
 import { LockWrongTypeError } from '../errors';
-import type { KeySpace, LockKindTag } from '../kinds/key-space';
+import type { KeySpace, LockKindTag } from '../kinds/lock-kind';
 import type { LockEvents } from '../engine/lock-events';
 import type { LockGrant } from '../engine/lock-grant';
 import { defineScript } from '../redis/script-library';

@@ -1,5 +1,4 @@
-import type { LockKindTag } from '../kinds/key-space';
-import { KINDS } from '../kinds/kind-registry';
+import { type LockKindTag, KINDS } from '../kinds/lock-kind';
 
 /**
  * The kind of a lock as inspection names it: `mutex` (reentrant, the default), `token` (`reentrant:

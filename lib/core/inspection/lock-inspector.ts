@@ -1,4 +1,4 @@
-import type { KeySpace } from '../kinds/key-space';
+import type { KeySpace } from '../kinds/lock-kind';
 import { defineScript } from '../redis/script-library';
 import { readAudit } from './force-release-audit';
 import { ForceRelease, type ForceReleaseDeps } from './force-release';

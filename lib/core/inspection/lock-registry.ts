@@ -1,16 +1,14 @@
 import type { LockGrant } from '../engine/lock-grant';
 import { monotonicMs } from '../engine/deadlines';
-import type { LocalWaitQueues } from '../waiting/wait-queue';
+import type { LocalWaitQueues } from '../waiting/waiter';
 import type { InspectionKeys } from './inspection-keys';
 import type { InspectionTarget } from './inspection-target';
 import type { LockOwner } from './lock-info';
 import { grantField, IDENTITY_FIELD, waitingField } from './registry-record';
 import { writeRecord, type RecordWrite } from './registry-write';
 
-/** How often an engine with locks or waiters checks whether its registry record must be written. */
+/** How often an engine checks whether its registry record must be written. */
 export const REGISTRY_SYNC_MS = 250;
-/** Idle checks (nothing held, nothing waiting, record dropped) before the sync timer stops. */
-const IDLE_TICKS = 4;
 /** close() waits at most this long to remove the record. */
 const CLOSE_DROP_MS = 1000;
 
@@ -70,8 +68,11 @@ export class LockRegistry {
   private nextFullAt = 0;
   /** Locks with local waiters at the previous tick. */
   private waitingBefore = new Set<string>();
-  private idleTicks = 0;
-  private timer?: NodeJS.Timeout;
+  /**
+   * Runs from construction to close(), unref'd: an idle tick (nothing held or waited for, no record)
+   * is two size checks, and the lock path never has to tell the registry it is busy.
+   */
+  private readonly timer: NodeJS.Timeout;
   private running?: Promise<void>;
   /** The notice subscription, once asked for (dropped when it fails, to be asked again). */
   private listening?: Promise<void>;
@@ -85,37 +86,29 @@ export class LockRegistry {
   constructor(private readonly deps: LockRegistryDeps) {
     const { host, pid, app } = deps.identity;
     this.identityValue = JSON.stringify({ host, pid, app, since: Date.now() });
+    this.timer = setInterval(() => void this.tick(), REGISTRY_SYNC_MS);
+    this.timer.unref();
   }
 
   /** Stops the timer and removes this engine's record (before the connections close). */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.stopTimer();
+    clearInterval(this.timer);
     await this.running;
     // The record expires by itself: a Redis that is down or slow must not hold close() for long.
     const up = this.deps.target.gateways.some((g) => g.door.ready);
     if (this.recordWritten && up) await this.write({ op: 'drop' }, CLOSE_DROP_MS).catch(() => undefined);
   }
 
-  /** The engine granted a lock or queued a waiter: the timer runs (again) until things are idle. */
-  touch(): void {
-    this.idleTicks = 0;
-    if (!this.timer && !this.closed) {
-      this.timer = setInterval(() => void this.tick(), REGISTRY_SYNC_MS);
-      this.timer.unref();
-    }
-  }
-
   private tick(): Promise<void> {
     if (this.closed) return Promise.resolve();
     if (this.running) return this.running;
-    // Nothing held or waited for here, and no record left in Redis: stop ticking soon.
+    // Nothing held or waited for here, and no record left in Redis: nothing to write.
     if (!this.recordWritten && this.deps.grants.size === 0 && this.deps.queues.size === 0) {
       // A subscription asked for with a record that was never written (Redis frozen or down at the
       // time) is dropped too: nothing held here that a notice could be about.
       this.unlisten();
-      if (++this.idleTicks >= IDLE_TICKS) this.stopTimer();
       return Promise.resolve();
     }
     this.running = this.sync().finally(() => (this.running = undefined));
@@ -242,10 +235,5 @@ export class LockRegistry {
     if (refusal === undefined) this.refused.delete(part);
     else this.refused.set(part, refusal);
     this.deps.onRefusal?.(part, refusal);
-  }
-
-  private stopTimer(): void {
-    clearInterval(this.timer);
-    this.timer = undefined;
   }
 }

@@ -1,4 +1,4 @@
-import { kindOf } from '../kinds/kind-registry';
+import { kindOf } from '../kinds/lock-kind';
 import type { LockGrant } from '../engine/lock-grant';
 import type { LockKind, LockOwner } from './lock-info';
 

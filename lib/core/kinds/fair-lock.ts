@@ -1,18 +1,22 @@
-import type { LockKeyNames } from './key-space';
-import type {
-  LockKind,
-  AttemptRequest,
-  AttemptResult,
-  HoldRef,
-  ReleaseResult,
-  RenewRequest,
-  RenewResult,
-} from './lock-kind';
 import type { ScriptRunner } from '../redis/redis-gateway';
-import { renewInBatches } from './renew-batch';
-import { MUTEX_RELEASE } from './reentrant-mutex';
 import { defineScript } from '../redis/script-library';
-import { AttemptReply, decodeAttemptReply, lateReplyAction, PublishCommand, releaseHold } from './reply';
+import {
+  type LockKeyNames,
+  type LockKind,
+  type AttemptRequest,
+  type AttemptResult,
+  type HoldRef,
+  type ReleaseResult,
+  type RenewRequest,
+  type RenewResult,
+  AttemptReply,
+  decodeAttemptReply,
+  lateReplyAction,
+  PublishCommand,
+  releaseHold,
+} from './lock-kind';
+import { MUTEX_RELEASE } from './reentrant-mutex';
+import { renewInBatches } from './renew-batch';
 
 const ACQUIRE = defineScript<
   [

@@ -18,7 +18,7 @@ import {
   queuedAttemptCall,
   PublishCommand,
   releaseHold,
-} from './reply';
+} from './lock-kind';
 import { HOLDERS_RENEW, renewPerSlot } from './renew-batch';
 
 const ACQUIRE = defineScript<

@@ -17,7 +17,7 @@ import {
   HoldReleaseReply,
   lateReplyAction,
   releaseHold,
-} from './reply';
+} from './lock-kind';
 
 const ACQUIRE = defineScript<
   [

@@ -1,12 +1,10 @@
-import { LockServiceClosedError } from '../errors';
-import type { AcquisitionContext } from '../engine/acquisition';
-import { kindOf } from '../kinds/kind-registry';
+import type { AcquisitionContext } from '../engine/lock-request';
 import { monotonicMs } from '../engine/deadlines';
-import { randomId } from '../engine/lock-context';
-import { GrantHandle, LockGrant } from '../engine/lock-grant';
-import { Waiter } from '../waiting/waiter';
-import type { LockKind } from '../kinds/lock-kind';
+import { randomId, GrantHandle, LockGrant } from '../engine/lock-grant';
+import { LockServiceClosedError } from '../errors';
+import { kindOf, type LockKind } from '../kinds/lock-kind';
 import type { LockOptions } from '../options/lock-options';
+import { Waiter } from '../waiting/waiter';
 import { ATTEMPT_MARGIN_MS } from '../waiting/with-deadline';
 import type { MultiKeyLocker, MultiLockTarget } from './multi-key-locker';
 import { MultiGrantHandle } from './multi-lock-handle';

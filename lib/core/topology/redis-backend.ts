@@ -1,5 +1,5 @@
 import { chooseClusterPublish } from './cluster-pubsub';
-import { KindRegistry } from '../kinds/kind-registry';
+import { KindRegistry } from '../kinds/lock-kind';
 import { FairLock } from '../kinds/fair-lock';
 import { ReadWriteLock } from '../kinds/read-write-lock';
 import { ReentrantMutex } from '../kinds/reentrant-mutex';

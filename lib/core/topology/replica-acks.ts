@@ -1,9 +1,7 @@
-import { quoteKey } from '../options/validation';
 import { LockRedisError, LockReplicationError } from '../errors';
-import { withDeadline } from '../waiting/with-deadline';
-import type { LockKinds } from '../kinds/kind-registry';
-import type { LockKindTag } from '../kinds/key-space';
 import type {
+  LockKinds,
+  LockKindTag,
   AttemptRequest,
   AttemptResult,
   HoldRef,
@@ -13,8 +11,9 @@ import type {
   RenewResult,
 } from '../kinds/lock-kind';
 import type { LockOptions, ResolvedEngineOptions } from '../options/lock-options';
-import type { RedisGateway } from '../redis/redis-gateway';
-import { toLockRedisError } from '../redis/redis-gateway';
+import { quoteKey } from '../options/validation';
+import { type RedisGateway, toLockRedisError } from '../redis/redis-gateway';
+import { withDeadline } from '../waiting/with-deadline';
 
 type ReplicaAcks = NonNullable<ResolvedEngineOptions['replicas']>;
 

@@ -1,4 +1,4 @@
-import { KindRegistry } from '../../kinds/kind-registry';
+import { KindRegistry } from '../../kinds/lock-kind';
 import { ReentrantMutex } from '../../kinds/reentrant-mutex';
 import { TokenLock } from '../../kinds/token-lock';
 import type { LockBackend } from '../../engine/lock-backend';

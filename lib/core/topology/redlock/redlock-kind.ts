@@ -1,7 +1,7 @@
 import { quoteKey } from '../../options/validation';
 import { LockRedisError, LockWrongTypeError } from '../../errors';
 import { monotonicMs } from '../../engine/deadlines';
-import type { LockKindTag } from '../../kinds/key-space';
+import type { LockKindTag } from '../../kinds/lock-kind';
 import type {
   AttemptRequest,
   AttemptResult,
@@ -14,7 +14,8 @@ import type {
 import type { RedisGateway } from '../../redis/redis-gateway';
 import { defineScript } from '../../redis/script-library';
 import { askNodes, Ballot, countVotes, failedVotes, firstError } from '../../redis/node-fanout';
-import { quorumOf, redlockDriftMs } from './redlock-options';
+import { quorumOf } from './redlock-options';
+import { leaseDriftMs } from '../../engine/lock-grant';
 
 const FENCE_FLOOR = defineScript<[token: string, fenceTtlMs: number], number>('fence-floor');
 
@@ -57,7 +58,7 @@ export class RedlockKind implements LockKind {
     const started = monotonicMs();
     // Nodes keep the lock `drift` longer than asked. The engine counts the lease from before the
     // request, so its view ends at start + lease = start + nodeTtl − drift: the RedLock validity.
-    const nodeRequest: AttemptRequest = { ...r, leaseMs: r.leaseMs + redlockDriftMs(r.leaseMs) };
+    const nodeRequest: AttemptRequest = { ...r, leaseMs: r.leaseMs + leaseDriftMs(r.leaseMs) };
     const ballot = await askNodes<LockKind, NodeAnswer>(
       this.nodes,
       (node) =>
@@ -143,7 +144,7 @@ export class RedlockKind implements LockKind {
   async renew(requests: readonly RenewRequest[]): Promise<RenewResult[]> {
     const n = this.nodes.length;
     const q = this.quorum;
-    const nodeRequests = requests.map((r) => ({ ...r, leaseMs: r.leaseMs + redlockDriftMs(r.leaseMs) }));
+    const nodeRequests = requests.map((r) => ({ ...r, leaseMs: r.leaseMs + leaseDriftMs(r.leaseMs) }));
     const allRenewed = (results: RenewResult[]): boolean => results.every((x) => x === 'renewed');
     const ballot = await askNodes(
       this.nodes,

@@ -24,16 +24,6 @@ export interface ResolvedRedlockOptions {
   retryJitterMs: number;
 }
 
-/** Clock drift allowed for, as a share of the lease (the Redis docs' 0.01)... */
-export const REDLOCK_DRIFT_FACTOR = 0.01;
-/** ...plus 2 ms for the resolution of the servers' expiry timers. */
-export const REDLOCK_DRIFT_MS = 2;
-
-/** The drift margin of a lease: `0.01 × lease + 2 ms`, rounded up. */
-export function redlockDriftMs(leaseMs: number): number {
-  return Math.ceil(leaseMs * REDLOCK_DRIFT_FACTOR) + REDLOCK_DRIFT_MS;
-}
-
 /** Majority of `n` nodes. */
 export function quorumOf(n: number): number {
   return Math.floor(n / 2) + 1;
