@@ -1,16 +1,20 @@
 /**
- * The one Jest configuration. Five projects, one per kind of spec; the package.json scripts pick them
+ * The one Jest configuration. Six projects, one per kind of spec; the package.json scripts pick them
  * with --selectProjects and add the run-wide flags (--runInBand, --detectOpenHandles):
  *
  *   unit    test/unit/, test/memory/  pure modules and the in-memory backend, no redis-server (test:quick)
  *   redis   the rest of test/         real redis-server processes on free ports, in parallel workers
- *   faults  test/faults/              kills, pauses, partitions, lease expiry and CPU-share timing: in band
+ *   faults  test/faults/              kills, pauses, restarts, freezes, failovers: each spec starts its own
+ *                                     servers and processes; two spec files at a time
+ *   timing  test/faults/timing/       assertions on timing and CPU shares (a partitioned holder told before
+ *                                     the next grant, cohort fairness, cron once per tick): in band
  *   packed  test/packaging/packed/    the packed tarball (PACKED_PACKAGE_DIR, set by scripts/test-packed.cjs)
  *   nest12  test/nest/, test/e2e/     the same specs on NestJS 12 and the packed build, in Jest's ESM mode
  *                                     (node --experimental-vm-modules; scripts/test-packed.cjs runs it)
  *
  * A new folder under test/ belongs to the redis project unless it is one of the folders above. A spec
- * whose assertions need the CPU to itself goes under test/faults/ (a folder, not a list, says "in band").
+ * that kills or freezes what it tests goes under test/faults/; one whose assertions need the CPU to
+ * itself under test/faults/timing/ (a folder, not a list, says "in band").
  */
 const SPEC = '**/*.spec.ts';
 const IGNORED = ['/node_modules/'];
@@ -53,6 +57,12 @@ module.exports = {
       ...common,
       displayName: 'faults',
       roots: ['<rootDir>/test/faults'],
+      testPathIgnorePatterns: [...IGNORED, '<rootDir>/test/faults/timing/'],
+    },
+    {
+      ...common,
+      displayName: 'timing',
+      roots: ['<rootDir>/test/faults/timing'],
       testPathIgnorePatterns: IGNORED,
     },
     {

@@ -10,12 +10,12 @@
  * new holder alone, its stale write is fenced off, and it can take locks again. Margins (how long
  * before the other grant the holder knew) go to .results/faults/latest.json.
  */
-import { epochMs, round1 } from '../support/clock';
-import { faultEngine, lockKeyOf } from '../support/fault-engine';
-import { useFaultEnv } from '../support/fault-env';
-import { faultFigures } from '../support/fault-figures';
-import { startHolder } from '../support/holders';
-import { TcpProxy } from '../support/tcp-proxy';
+import { epochMs, round1 } from '../../support/clock';
+import { faultEngine, lockKeyOf } from '../../support/fault-engine';
+import { useFaultEnv } from '../../support/fault-env';
+import { faultFigures } from '../../support/fault-figures';
+import { startHolder } from '../../support/holders';
+import { TcpProxy } from '../../support/tcp-proxy';
 
 const env = useFaultEnv();
 const figures = faultFigures();
