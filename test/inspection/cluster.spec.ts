@@ -1,6 +1,6 @@
 /*
  * Inspection on a Redis Cluster (3 masters): list() finds the locks of another process on every
- * node, and a force release reaches the holder's process through its pattern subscription.
+ * node, and a force release reaches the holder's process through its notice channel (a plain SUBSCRIBE).
  */
 import { Cluster } from 'ioredis';
 import { createLockEngine, KeySpace, type LockEngine } from '../../lib/core';

@@ -65,7 +65,7 @@ if tag == 'fair' then
 else
   redis.call(ARGV[3], ARGV[2], 'released')
 end
--- Notices are plain PUBLISH (never sharded): engines hear them through a pattern subscription.
+-- Notices are plain PUBLISH (never sharded): each engine hears them on its own notice channel (a plain SUBSCRIBE).
 for i = 1, #evicted, 5 do
   local owner = evicted[i]
   redis.call('PUBLISH', ARGV[6] .. string.match(owner, '^[^.]*'), cjson.encode({

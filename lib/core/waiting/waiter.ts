@@ -40,6 +40,8 @@ export class Waiter {
   // sleep; a first attempt that wins never pays for it.
   private link?: { signal: AbortSignal; unlink: () => void };
   private wakeups?: Wakeups;
+  /** wake() came while no channel was joined: delivered by join(). */
+  private wokenWhileJoining = false;
   private channel?: string;
   private backoffMs: number;
   /** A lock handed over by a local holder of the same process (cohorts), not yet taken. */
@@ -77,9 +79,13 @@ export class Waiter {
     return this.call.options.signal?.aborted === true || this.ctx.closing.aborted;
   }
 
-  /** Wakes a sleep now (a local hand-off, or the local holder let go). */
+  /**
+   * Wakes a sleep now (a local hand-off, or the local holder let go). A wake while the waiter is
+   * between channels (joining) is kept and delivered once it has joined, so the next sleep returns.
+   */
   wake(): void {
-    this.wakeups?.wake();
+    if (this.wakeups) this.wakeups.wake();
+    else this.wokenWhileJoining = true;
   }
 
   private waitSignal(): AbortSignal {
@@ -104,6 +110,10 @@ export class Waiter {
       return false;
     }
     this.channel = channel;
+    if (this.wokenWhileJoining) {
+      this.wokenWhileJoining = false;
+      this.wakeups.wake();
+    }
     // Directed wake-ups (the fair lock) name the waiter by its owner id.
     if (this.call.directedWakeupSleepMs !== undefined) this.wakeups.owner = this.call.owner;
     return true;

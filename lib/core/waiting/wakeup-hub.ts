@@ -136,7 +136,7 @@ export class WakeupHub {
   }
 
   /**
-   * After a reconnect, subscribes `sub` again to every channel and pattern in use, for connections
+   * After a reconnect, subscribes `sub` again to every channel and notice channel in use, for connections
    * that do not restore their subscriptions themselves (ioredis', whose own resubscription is off:
    * it leaves its SUBSCRIBE promises unhandled). A failure is left to the next reconnect; waiters
    * poll meanwhile.
