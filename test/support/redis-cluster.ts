@@ -48,7 +48,7 @@ export interface RedisClusterTopology {
   masterForKey(key: string | Buffer): Promise<RedisServerProcess>;
   /** The node listening on `port`, if it belongs to this cluster. */
   nodeByPort(port: number): RedisServerProcess | undefined;
-  /** Waits until every running, unpaused node is healthy (see {@link waitForClusterHealthy}). */
+  /** Waits until the cluster is healthy: see {@link waitForClusterHealthy} (a stopped node is not). */
   waitUntilHealthy(timeoutMs?: number): Promise<void>;
   /** Stops every node. */
   stop(): Promise<void>;
@@ -75,6 +75,18 @@ async function nodeHealth(node: RedisServerProcess, nodeCount: number): Promise<
   const view = parseClusterNodes(
     String(await redisCommand(node.port, ['CLUSTER', 'NODES'], { timeoutMs: 1000 })),
   );
+  // A node this one flags `fail`/`fail?` (e.g. one that was killed and not restarted) is not healthy.
+  if (view.some((e) => e.failing)) return undefined;
+  if (replication.role === 'master') {
+    // The master's own side of replication, which is what WAIT counts: every replica the view gives
+    // it is online (its full sync done and acknowledged), not only linked on the replica's side.
+    const myId = view.find((e) => e.flags.includes('myself'))?.id;
+    const replicas = view.filter((e) => e.masterId !== undefined && e.masterId === myId).length;
+    const online = Object.entries(replication).filter(
+      ([field, value]) => /^slave\d+$/.test(field) && /(?:^|,)state=online(?:,|$)/.test(value),
+    ).length;
+    if (online !== replicas) return undefined;
+  }
   const byId = new Map(view.map((e) => [e.id, e.port]));
   const roles = view.map((e) =>
     e.isMaster ? `${e.port}=M${JSON.stringify(e.slots)}` : `${e.port}=S${byId.get(e.masterId ?? '')}`,
@@ -84,9 +96,11 @@ async function nodeHealth(node: RedisServerProcess, nodeCount: number): Promise<
 
 /**
  * Waits until every running, unpaused node reports `cluster_state:ok`, all 16384 slots
- * assigned, all `nodes.length` nodes known, `master_link_status:up` (replicas), and all of
- * them agree on who is master of which slots and who replicates whom. With `masters`, the
- * agreed view must also have exactly that many slot-serving masters and no slot-less master.
+ * assigned, all `nodes.length` nodes known and none flagged failing (so a stopped node is not
+ * healthy), `master_link_status:up` (replicas), every replica online on its master's side (what
+ * WAIT counts), and all of them agree on who is master of which slots and who replicates whom.
+ * With `masters`, the agreed view must also have exactly that many slot-serving masters and no
+ * slot-less master.
  */
 export async function waitForClusterHealthy(
   nodes: RedisServerProcess[],

@@ -1,3 +1,5 @@
+import calculateSlot from 'cluster-key-slot';
+import { monotonicMs } from '../../engine/deadlines';
 import { printable } from '../../options/validation';
 import { withDeadline } from '../../waiting/with-deadline';
 import type { LockRedisError } from '../../errors';
@@ -35,6 +37,26 @@ interface NodeRedisMulti {
 }
 
 type PubSubListener = (message: string, channel: string) => void;
+
+/**
+ * The members of a node-redis Cluster (v5 and v6) the door uses to follow a failover: the public
+ * `slots` and `masters`, and `_slots.rediscover()`, the slot-map refresh node-redis runs itself on
+ * MOVED (public in its typings, underscored; absent means the door cannot ask for it).
+ */
+interface NodeRedisClusterLike {
+  /** Empty once the Cluster is closed. */
+  readonly slots: readonly ({ master: ClusterNodeLike } | undefined)[];
+  readonly masters: readonly ClusterNodeLike[];
+  readonly _slots?: { rediscover?(startWith: NodeRedisLike): Promise<unknown> };
+}
+
+interface ClusterNodeLike {
+  client?: NodeRedisLike;
+  connectPromise?: Promise<unknown>;
+}
+
+/** The least time between two slot-map refreshes the door asks for (see NodeRedisDoor.followFailover). */
+const REDISCOVER_INTERVAL_MS = 1000;
 
 /** Which of node-redis' three entry points made the object. */
 export type NodeRedisShape = 'client' | 'cluster' | 'sentinel';
@@ -75,6 +97,8 @@ export class NodeRedisDoor implements RedisDoor {
   readonly label: string;
   private readonly shape: NodeRedisShape;
   private connecting?: Promise<unknown>;
+  /** When the door last asked a Cluster for its slot map (monotonic ms). */
+  private rediscoveredAt = -Infinity;
 
   constructor(readonly client: NodeRedisLike) {
     this.shape = shapeOf(client);
@@ -113,6 +137,7 @@ export class NodeRedisDoor implements RedisDoor {
 
   async transaction(commands: readonly RedisArgs[], routeKey: string): Promise<unknown[]> {
     await this.open();
+    if (this.shape === 'cluster') await this.followFailover(routeKey);
     const multi = this.shape === 'cluster' ? this.client.multi(routeKey) : this.client.multi();
     for (const c of commands) multi.addCommand(c.map(String));
     try {
@@ -147,10 +172,42 @@ export class NodeRedisDoor implements RedisDoor {
 
   private async send(words: string[], routeKey: string | undefined): Promise<unknown> {
     await this.open();
-    if (this.shape === 'cluster') return this.client.sendCommand(routeKey, false, words);
+    if (this.shape === 'cluster') {
+      await this.followFailover(routeKey);
+      return this.client.sendCommand(routeKey, false, words);
+    }
     // Sentinel: isReadonly false, so the command goes to the master even with `useReplicas`.
     if (this.shape === 'sentinel') return this.client.sendCommand(false, words);
     return this.client.sendCommand(words);
+  }
+
+  /**
+   * Before a command for `routeKey`'s slot whose master is not connected (its connection lost and
+   * reconnecting), asks the Cluster for its slot map again, from a master that is connected, at most
+   * once a second. node-redis 5 refreshes the map only on MOVED or ASK: after its master dies a slot
+   * stays on the dead node for good (the node's client reconnects to it forever and its commands
+   * wait in the offline queue), so no command reaches the promoted replica. node-redis 6 also
+   * refreshes 5 s after a node starts reconnecting (`topologyRefreshOnReconnectionAttempt`); this
+   * refresh, on the lock's own path, is the same call. The refresh replaces the dead node, whose
+   * queued commands node-redis then fails. Before the promotion the map is unchanged: the command
+   * waits for the dead master as before, and the next one asks again.
+   */
+  private async followFailover(routeKey: string | undefined): Promise<void> {
+    if (routeKey === undefined) return;
+    const cluster = this.client as unknown as NodeRedisClusterLike;
+    const master = cluster.slots[calculateSlot(routeKey)]?.master;
+    // No client yet, or one connecting for the first time: node-redis connects it as it should.
+    if (!master?.client || master.connectPromise || master.client.isReady) return;
+    const rediscover = cluster._slots?.rediscover;
+    const live = cluster.masters.find((m) => m.client?.isReady)?.client;
+    if (!rediscover || !live || monotonicMs() - this.rediscoveredAt < REDISCOVER_INTERVAL_MS) return;
+    this.rediscoveredAt = monotonicMs();
+    try {
+      await rediscover.call(cluster._slots, live);
+    } catch {
+      // Every node that did not answer was reported on the Cluster's 'error' event by node-redis
+      // (heard by watch()); the command goes on with the map it has, failing or waiting as before.
+    }
   }
 
   /** @internal Connects a client the user passed unconnected, once (a client they closed stays closed: its commands fail). */
