@@ -19,7 +19,8 @@ export interface NodeRedisLike {
   duplicate?(overrides?: unknown): NodeRedisLike;
   connect(): Promise<unknown>;
   readonly isOpen: boolean;
-  readonly isReady: boolean;
+  /** Absent on a v5 Cluster (its `isOpen` is all it says). */
+  readonly isReady?: boolean;
   multi(routing?: string): NodeRedisMulti;
   subscribe(channels: string, listener: PubSubListener): Promise<unknown>;
   unsubscribe(channels: string, listener?: PubSubListener): Promise<unknown>;
@@ -110,7 +111,8 @@ export class NodeRedisDoor implements RedisDoor {
   }
 
   get ready(): boolean {
-    return this.client.isReady;
+    // A node-redis 5 Cluster has no isReady: open is the most it tells.
+    return this.client.isReady ?? this.client.isOpen;
   }
 
   async script(
