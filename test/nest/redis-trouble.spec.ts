@@ -1,36 +1,18 @@
-import { Controller, Get, type LoggerService } from '@nestjs/common';
+import { Controller, Get } from '@nestjs/common';
 import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { DistributedLock, DistributedLockModule, DistributedLockService } from '../../lib';
+import { CapturingLogger, type LoggedLine } from '../support/capturing-logger';
 import { getFreePort } from '../support/free-port';
 import { startRedis, type RedisServerProcess } from '../support/redis-server';
 import { sleep, waitUntil } from '../support/wait';
 import { closeApps, uniquePrefix } from '../support/nest-env';
 
-/** Collects what Nest's Logger writes, with its level and context. */
-class CapturingLogger implements LoggerService {
-  readonly lines: { level: string; message: string; context?: string }[] = [];
-  private push(level: string, message: unknown, rest: unknown[]): void {
-    const context =
-      rest.length > 0 && typeof rest[rest.length - 1] === 'string' ? rest[rest.length - 1] : undefined;
-    this.lines.push({ level, message: String(message), context: context as string | undefined });
-  }
-  log(message: unknown, ...rest: unknown[]): void {
-    this.push('log', message, rest);
-  }
-  error(message: unknown, ...rest: unknown[]): void {
-    this.push('error', message, rest);
-  }
-  warn(message: unknown, ...rest: unknown[]): void {
-    this.push('warn', message, rest);
-  }
-  debug(): void {}
-  verbose(): void {}
-  lockLines(pattern: RegExp, level?: string) {
-    return this.lines.filter(
-      (l) => l.context === 'DistributedLock' && pattern.test(l.message) && (!level || l.level === level),
-    );
-  }
+/** The lines this library logged (context `DistributedLock`) that match `pattern`, at `level` if given. */
+function lockLines(logger: CapturingLogger, pattern: RegExp, level?: LoggedLine['level']): LoggedLine[] {
+  return logger.lines.filter(
+    (l) => l.context === 'DistributedLock' && pattern.test(l.message) && (!level || l.level === level),
+  );
 }
 
 @Controller()
@@ -77,7 +59,7 @@ describe('Redis down at start', () => {
     let base: string;
     ({ app, base } = await listen(`redis://127.0.0.1:${port}`, logger));
 
-    const down = await waitUntil(() => logger.lockLines(/unreachable/, 'error')[0], {
+    const down = await waitUntil(() => lockLines(logger, /unreachable/, 'error')[0], {
       description: 'the "unreachable" log line',
     });
     expect(down.message).toMatch(/Redis/i);
@@ -86,18 +68,18 @@ describe('Redis down at start', () => {
     expect((await fetch(`${base}/decorated`)).status).toBe(503);
     // Reconnect attempts keep failing: still one line for the one change.
     await sleep(1_000);
-    expect(logger.lockLines(/unreachable/)).toHaveLength(1);
+    expect(lockLines(logger, /unreachable/)).toHaveLength(1);
 
     server = await startRedis({ port });
-    await waitUntil(() => logger.lockLines(/recovered/).length > 0, {
+    await waitUntil(() => lockLines(logger, /recovered/).length > 0, {
       timeoutMs: 15_000,
       description: 'the "recovered" log line',
     });
     await waitUntil(async () => (await fetch(`${base}/manual`)).status === 200, {
       description: 'the route answering 200',
     });
-    expect(logger.lockLines(/recovered|ready/)).toHaveLength(1);
-    expect(logger.lockLines(/unreachable/)).toHaveLength(1);
+    expect(lockLines(logger, /recovered|ready/)).toHaveLength(1);
+    expect(lockLines(logger, /unreachable/)).toHaveLength(1);
   }, 40_000);
 });
 
