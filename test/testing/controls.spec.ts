@@ -44,7 +44,8 @@ describe('holdElsewhere()', () => {
 
   it('ends the hold by itself after forMs, like a lease', async () => {
     const { engine: e, controls } = engine();
-    const other = await controls.holdElsewhere('job', { forMs: 50 });
+    // 1 s, not less: the key must still be busy at the next line on a loaded parallel run (50 ms was not).
+    const other = await controls.holdElsewhere('job', { forMs: 1_000 });
     expect(await e.tryAcquire('job')).toBeNull();
     const mine = await e.acquire('job', { waitMs: 20_000 });
     expect(mine.fencingToken).toBeGreaterThan(other.fencingToken);
