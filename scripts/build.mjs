@@ -13,7 +13,7 @@
 //
 // So a process that loads the package both ways still gets ONE copy of every class (the Nest module,
 // the service, the error classes): see docs/PACKAGING.md and test/packaging/nest11/dual-load.test.mjs.
-import { execFileSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -42,11 +42,18 @@ const ENTRY_POINTS = {
 /** The CLI (package.json "bin"): a CommonJS launcher of the CommonJS build (a process of its own). */
 const BIN = { name: 'nestjs-distributed-lock', source: 'cli/bin' };
 
+/** One tsc run of tsconfig.build.json; the two builds run side by side (tsc is single-threaded). */
 function tsc(...args) {
   const bin = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc');
-  execFileSync(process.execPath, [bin, '-p', 'tsconfig.build.json', ...args], {
+  const child = spawn(process.execPath, [bin, '-p', 'tsconfig.build.json', ...args], {
     cwd: root,
     stdio: 'inherit',
+  });
+  return new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) =>
+      code === 0 ? resolve() : reject(new Error(`build: tsc ${args.join(' ')} failed (exit ${code})`)),
+    );
   });
 }
 
@@ -156,9 +163,11 @@ function writeEntries(dir) {
 }
 
 fs.rmSync(dist, { recursive: true, force: true });
-tsc('--outDir', 'dist/cjs', '--module', 'commonjs');
+await Promise.all([
+  tsc('--outDir', 'dist/cjs', '--module', 'commonjs'),
+  tsc('--outDir', 'dist/esm', '--module', 'es2022'),
+]);
 writeJson(path.join(dist, 'cjs', 'package.json'), { type: 'commonjs' });
-tsc('--outDir', 'dist/esm', '--module', 'es2022');
 finishEsm(path.join(dist, 'esm'));
 const lua = copyLua(path.join(dist, 'esm'));
 copyLua(path.join(dist, 'cjs'));

@@ -129,7 +129,9 @@ async function main() {
     await run(
       'install tarball (test/packaging/nest12)',
       npm,
-      ['install', '--no-save', '--no-audit', '--no-fund', tarball],
+      // --prefer-offline: the app's dependencies were just installed, so npm resolves them (and checks
+      // the tarball's peer ranges against Nest 12) from its cache instead of asking the registry again.
+      ['install', '--no-save', '--no-audit', '--no-fund', '--prefer-offline', tarball],
       nest12Dir,
     );
     for (const mode of ['node16', 'nodenext']) {
