@@ -67,7 +67,8 @@ describe('fixed lease (leaseMs)', () => {
   it('moves the end of a fixed lease with extend(), and the signal follows', async () => {
     const engine = env.engine({ keyPrefix: PREFIX });
     const key = uniqueKey('extend');
-    const handle = await engine.acquire(key, { leaseMs: 500 });
+    // A lease long enough that a loaded machine cannot let it end before extend() (the test never waits it out).
+    const handle = await engine.acquire(key, { leaseMs: 5_000 });
     await handle.extend(60_000);
     expect(await env.admin.pttl(lockName(key))).toBeGreaterThan(30_000);
     expect(handle.remainingMs()).toBeGreaterThan(30_000);

@@ -46,7 +46,8 @@ describe('counting semaphore', () => {
   it('gives expired permits back: holders that never release stop counting after their lease', async () => {
     const engine = env.engine();
     const key = uniqueKey('sem-expiry');
-    const stale = await Promise.all([1, 2].map(() => engine.acquire(key, { limit: 2, leaseMs: 300 })));
+    // 1 s: both permits must still be taken at the tryAcquire below on a loaded parallel run.
+    const stale = await Promise.all([1, 2].map(() => engine.acquire(key, { limit: 2, leaseMs: 1_000 })));
     expect(await engine.tryAcquire(key, { limit: 2 })).toBeNull();
     const fresh = await Promise.all([1, 2].map(() => engine.acquire(key, { limit: 2, waitMs: 20_000 })));
     expect(fresh.every((h) => h.isHeld)).toBe(true);

@@ -84,7 +84,8 @@ describe('instrumentLockEvents', () => {
   it('ends the hold span of a lost lock with a lost event, an error status and the lost counter', async () => {
     const engine = env.engine({ keyPrefix: 'otel:' });
     const dispose = instrumentLockEvents(engine.events);
-    const handle = await engine.acquire(uniqueKey('lease'), { leaseMs: 100 });
+    // 1 s: the lock must still be held when the gauge is collected on the next line, on a loaded run too.
+    const handle = await engine.acquire(uniqueKey('lease'), { leaseMs: 1_000 });
     const gauge = await sdk.collect();
     expect(sumValue(gauge.get(OTEL_METRICS.held))).toBe(1);
 
