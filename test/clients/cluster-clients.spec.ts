@@ -5,13 +5,13 @@
  * a 60 s backoff and a 10 min lease, only the release's message can end the wait in time. An
  * iovalkey Cluster (no sharded subscribers of its own) is the case this guards.
  */
-import { createLockEngine, KeySpace } from '../../lib/core';
-import type { LockEngine } from '../../lib/core/engine/lock-engine';
+import { KeySpace } from '../../lib/core';
 import { keySlot } from '../support/cluster-slots';
 import { nextEvent, track } from '../support/lock-env';
 import { startCluster, type RedisClusterTopology } from '../support/redis-topologies';
 import { describeLockBehaviour } from '../testing/behaviour/describe-lock-behaviour';
 import { ClientFactory, FAMILIES, type Family } from './support/client-families';
+import { enginesOnConnectedClients } from './support/connected-clients';
 
 jest.setTimeout(120_000);
 
@@ -33,63 +33,21 @@ afterAll(async () => {
   await cluster?.stop();
 });
 
-/** Cluster clients connected ahead of each test: see clusterEnv. */
-const CONNECTED_AHEAD = 2;
-
-/**
- * Engines on Cluster clients of one family; GLIDE engines share one client (it multiplexes). Finding
- * the slots and connecting to the masters can take longer than a `waitMs: 0` call's 400 ms margin on
- * this shared machine, so, as users do, the first engines of a test get clients connected before the
- * test starts (made after the previous test, closed after this one); further engines get a client
- * made synchronously and not connected yet, which the library connects.
- */
+/** Engines on Cluster clients of one family, the first 2 of a test connected ahead (connected-clients.ts). */
 function clusterEnv(family: Family) {
   const clients = new ClientFactory(family);
-  const glide = new ClientFactory(family);
-  let shared: unknown;
-  let connected: unknown[] = [];
-  let engines: LockEngine[] = [];
-  const connectAhead = async (): Promise<void> => {
-    if (family === 'glide') return;
-    connected = await Promise.all(
-      Array.from({ length: CONNECTED_AHEAD }, async () => {
-        const client = await clients.cluster(cluster.startupNodes);
-        // ioredis and iovalkey connect by themselves; node-redis' cluster() is connected already.
-        const io = client as { status?: string; once?(event: 'ready', fn: () => void): unknown };
-        if (io.status !== undefined && io.status !== 'ready') {
-          await new Promise<void>((resolve) => io.once!('ready', resolve));
-        }
-        return client;
-      }),
-    );
-  };
-  return {
-    async start(): Promise<void> {
-      if (family === 'glide') shared = await glide.cluster(cluster.startupNodes);
-      await connectAhead();
+  return enginesOnConnectedClients(
+    {
+      connected: () => clients.cluster(cluster.startupNodes),
+      unconnected: () => clients.syncCluster(cluster.startupNodes),
+      close: (client) => clients.close(client),
+      closeClients: () => clients.closeClients(),
+      // GLIDE engines share one client: it multiplexes.
+      shared: family === 'glide' ? () => clients.cluster(cluster.startupNodes) : undefined,
     },
-    engine(options: object = {}): LockEngine {
-      const redis = shared ?? connected.pop() ?? clients.syncCluster(cluster.startupNodes);
-      const engine = createLockEngine({ keyPrefix: PREFIX, ...options, redis: redis as never });
-      engines.push(engine);
-      return engine;
-    },
-    async closeEngines(): Promise<void> {
-      const open = engines;
-      engines = [];
-      await Promise.all(open.map((e) => e.close()));
-      await clients.closeClients();
-      connected = [];
-      await connectAhead();
-    },
-    async stop(): Promise<void> {
-      await Promise.all(engines.splice(0).map((e) => e.close()));
-      connected = [];
-      await clients.closeClients();
-      await glide.closeClients();
-      shared = undefined;
-    },
-  };
+    2,
+    PREFIX,
+  );
 }
 
 /** A user key whose lock lives in `slot`'s range owner: one key per master. */

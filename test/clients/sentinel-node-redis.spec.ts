@@ -4,13 +4,12 @@
  * waiter woken by the release message, WAIT replica acks, and a real failover (the master
  * SIGKILLed): locking resumes on the promoted master, with tokens above the ones before it.
  */
-import { createLockEngine } from '../../lib/core';
-import type { LockEngine } from '../../lib/core/engine/lock-engine';
 import type { LockHandle } from '../../lib/core/engine/lock-grant';
 import { nextEvent, track } from '../support/lock-env';
 import { startSentinel, waitForReplicaLink, type RedisSentinelTopology } from '../support/redis-topologies';
 import { describeLockBehaviour } from '../testing/behaviour/describe-lock-behaviour';
 import { ClientFactory, type Family } from './support/client-families';
+import { enginesOnConnectedClients } from './support/connected-clients';
 
 jest.setTimeout(120_000);
 
@@ -25,58 +24,31 @@ afterAll(async () => {
   await group?.stop();
 });
 
-/**
- * Engines on RedisSentinel clients of one family. Discovering the master through the sentinels takes
- * a while (longer than a `waitMs: 0` call's 400 ms margin on this shared machine), so, as users do,
- * clients are connected before they are passed: a pool of connected clients, refilled between tests.
- */
+/** Engines on RedisSentinel clients of one family, the first 6 of a test connected ahead (connected-clients.ts). */
 function sentinelEnv(family: Family) {
   const clients = new ClientFactory(family);
-  let engines: LockEngine[] = [];
-  const pool: unknown[] = [];
-  /** Clients handed to engines, closed after each test (the engine never closes a client it was given). */
-  let used: { close(): Promise<unknown> }[] = [];
-  const connect = async (): Promise<void> => {
-    while (pool.length < 6) {
-      pool.push(await clients.sentinel(group.masterName, group.sentinelAddresses));
-    }
-  };
-  return {
-    connect,
-    engine(options: object = {}): LockEngine {
-      const redis = pool.pop() ?? clients.syncSentinel(group.masterName, group.sentinelAddresses);
-      used.push(redis as { close(): Promise<unknown> });
-      const engine = createLockEngine({ keyPrefix: PREFIX, ...options, redis: redis as never });
-      engines.push(engine);
-      return engine;
+  return enginesOnConnectedClients(
+    {
+      connected: () => clients.sentinel(group.masterName, group.sentinelAddresses),
+      unconnected: () => clients.syncSentinel(group.masterName, group.sentinelAddresses),
+      close: (client) => clients.close(client),
+      closeClients: () => clients.closeClients(),
     },
-    async closeEngines(): Promise<void> {
-      const open = engines;
-      engines = [];
-      await Promise.all(open.map((e) => e.close()));
-      const done = used;
-      used = [];
-      await Promise.all(done.map((c) => c.close().catch(() => undefined)));
-      await connect();
-    },
-    async stop(): Promise<void> {
-      await Promise.all(engines.splice(0).map((e) => e.close()));
-      pool.length = 0;
-      await clients.closeClients();
-    },
-  };
+    6,
+    PREFIX,
+  );
 }
 
 describe.each(['node-redis6', 'node-redis5'] as const)('Sentinel through %s', (family) => {
   describeLockBehaviour(`a Sentinel-managed master through ${family}`, async () => {
     const env = sentinelEnv(family);
-    await env.connect();
+    await env.start();
     return { engine: (o) => env.engine(o), closeEngines: () => env.closeEngines(), stop: () => env.stop() };
   });
 
   describe('wake-ups, replica acks', () => {
     const env = sentinelEnv(family);
-    beforeAll(() => env.connect());
+    beforeAll(() => env.start());
     afterEach(() => env.closeEngines());
     afterAll(() => env.stop());
 
@@ -110,7 +82,7 @@ describe.each(['node-redis6', 'node-redis5'] as const)('Sentinel through %s', (f
 
 describe('failover through node-redis 6', () => {
   const env = sentinelEnv('node-redis6');
-  beforeAll(() => env.connect());
+  beforeAll(() => env.start());
   afterAll(() => env.stop());
 
   it('resumes locking on the promoted master, tokens above the ones before', async () => {

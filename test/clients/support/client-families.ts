@@ -16,7 +16,7 @@ type Closer = () => Promise<unknown>;
 
 /** Opens clients of one family and remembers how to close them. */
 export class ClientFactory {
-  private closers: Closer[] = [];
+  private closers = new Map<unknown, Closer>();
 
   constructor(readonly family: Family) {}
 
@@ -35,13 +35,13 @@ export class ClientFactory {
       case 'ioredis': {
         const { Redis } = await import('ioredis');
         const c = new Redis(p, host, { maxRetriesPerRequest: 3, ...auth });
-        this.closers.push(() => c.quit().catch(() => c.disconnect()));
+        this.closers.set(c, () => c.quit().catch(() => c.disconnect()));
         return c;
       }
       case 'iovalkey': {
         const { Redis } = await import('iovalkey');
         const c = new Redis(p, host, { maxRetriesPerRequest: 3, ...auth });
-        this.closers.push(() => c.quit().catch(() => c.disconnect()));
+        this.closers.set(c, () => c.quit().catch(() => c.disconnect()));
         return c;
       }
       case 'node-redis6':
@@ -50,7 +50,7 @@ export class ClientFactory {
         const c = createClient({ url });
         c.on('error', () => undefined);
         await c.connect();
-        this.closers.push(() => c.close().catch(() => c.destroy()));
+        this.closers.set(c, () => c.close().catch(() => c.destroy()));
         return c;
       }
       case 'glide': {
@@ -60,7 +60,7 @@ export class ClientFactory {
           requestTimeout: 2000,
           ...(auth && { credentials: auth }),
         });
-        this.closers.push(async () => c.close());
+        this.closers.set(c, async () => c.close());
         return c;
       }
     }
@@ -79,7 +79,7 @@ export class ClientFactory {
         this.family === 'ioredis' ? require('ioredis') : require('iovalkey')
       ) as typeof import('ioredis');
       const c = new Redis(Number(port), host, { maxRetriesPerRequest: 3 });
-      this.closers.push(() => c.quit().catch(() => c.disconnect()));
+      this.closers.set(c, () => c.quit().catch(() => c.disconnect()));
       return c;
     }
     if (this.family === 'glide')
@@ -90,7 +90,7 @@ export class ClientFactory {
     /* eslint-enable @typescript-eslint/no-require-imports */
     const c = createClient({ url });
     c.on('error', () => undefined);
-    this.closers.push(async () => {
+    this.closers.set(c, async () => {
       if (c.isOpen) await c.close().catch(() => c.destroy());
     });
     return c;
@@ -111,7 +111,7 @@ export class ClientFactory {
         { redisOptions: { maxRetriesPerRequest: 3 } },
       );
       c.on('error', () => undefined);
-      this.closers.push(() => c.quit().catch(() => c.disconnect()));
+      this.closers.set(c, () => c.quit().catch(() => c.disconnect()));
       return c;
     }
     if (this.family === 'glide') throw new Error('GLIDE clients are created asynchronously: use cluster()');
@@ -121,7 +121,7 @@ export class ClientFactory {
     /* eslint-enable @typescript-eslint/no-require-imports */
     const c = createCluster({ rootNodes: nodes.map((n) => ({ url: `redis://${n.host}:${n.port}` })) });
     c.on('error', () => undefined);
-    this.closers.push(async () => {
+    this.closers.set(c, async () => {
       if (c.isOpen) await c.close().catch(() => c.destroy());
     });
     return c;
@@ -138,7 +138,8 @@ export class ClientFactory {
           { redisOptions: { maxRetriesPerRequest: 3 } },
         );
         c.on('error', () => undefined);
-        this.closers.push(() => c.quit().catch(() => c.disconnect()));
+        this.closers.set(c, () => c.quit().catch(() => c.disconnect()));
+        if (c.status !== 'ready') await new Promise((resolve) => c.once('ready', resolve));
         return c;
       }
       case 'node-redis6':
@@ -147,7 +148,7 @@ export class ClientFactory {
         const c = createCluster({ rootNodes: nodes.map((n) => ({ url: `redis://${n.host}:${n.port}` })) });
         c.on('error', () => undefined);
         await c.connect();
-        this.closers.push(() => c.close().catch(() => c.destroy()));
+        this.closers.set(c, () => c.close().catch(() => c.destroy()));
         return c;
       }
       case 'glide': {
@@ -156,7 +157,7 @@ export class ClientFactory {
           addresses: nodes.map((n) => ({ host: n.host, port: n.port })),
           requestTimeout: 2000,
         });
-        this.closers.push(async () => c.close());
+        this.closers.set(c, async () => c.close());
         return c;
       }
     }
@@ -174,7 +175,7 @@ export class ClientFactory {
       sentinelRootNodes: sentinels.map((s) => ({ host: s.host, port: s.port })),
     });
     c.on('error', () => undefined);
-    this.closers.push(async () => {
+    this.closers.set(c, async () => {
       if (c.isOpen) await c.close().catch(() => c.destroy());
     });
     return c;
@@ -189,14 +190,21 @@ export class ClientFactory {
     });
     c.on('error', () => undefined);
     await c.connect();
-    this.closers.push(() => c.close().catch(() => c.destroy()));
+    this.closers.set(c, () => c.close().catch(() => c.destroy()));
     return c;
+  }
+
+  /** Closes one client made here. */
+  async close(client: unknown): Promise<void> {
+    const close = this.closers.get(client);
+    this.closers.delete(client);
+    await close?.().catch(() => undefined);
   }
 
   /** Closes every client made since the last call. */
   async closeClients(): Promise<void> {
-    const closers = this.closers;
-    this.closers = [];
+    const closers = [...this.closers.values()];
+    this.closers.clear();
     await Promise.all(closers.map((close) => close().catch(() => undefined)));
   }
 
