@@ -36,7 +36,7 @@ const STOP_GRACE_MS = 15_000;
 export async function startAppCluster(options: AppClusterOptions): Promise<AppCluster> {
   cluster.setupPrimary({
     exec: join(__dirname, 'cluster-worker.ts'),
-    execArgv: ['-r', require.resolve('ts-node/register/transpile-only')],
+    execArgv: ['-r', join(__dirname, 'register.cjs')],
     silent: true,
   });
   const workers: Worker[] = [];
