@@ -33,7 +33,10 @@ afterAll(async () => {
   await cluster?.stop();
 });
 
-/** Engines on Cluster clients of one family, the first 2 of a test connected ahead (connected-clients.ts). */
+/**
+ * Engines on Cluster clients of one family, connected ahead (connected-clients.ts): 3, the most engines a
+ * behaviour test opens. A client the library connects itself has its own test below.
+ */
 function clusterEnv(family: Family) {
   const clients = new ClientFactory(family);
   return enginesOnConnectedClients(
@@ -45,7 +48,7 @@ function clusterEnv(family: Family) {
       // GLIDE engines share one client: it multiplexes.
       shared: family === 'glide' ? () => clients.cluster(cluster.startupNodes) : undefined,
     },
-    2,
+    3,
     PREFIX,
   );
 }
@@ -78,6 +81,16 @@ describe.each(FAMILIES)('Cluster on %s', (family) => {
     beforeAll(() => env.start());
     afterEach(() => env.closeEngines());
     afterAll(() => env.stop());
+
+    // GLIDE clients only exist connected (createClient resolves once connected).
+    if (family !== 'glide') {
+      it('connects a Cluster client it was given before the client connected', async () => {
+        const engine = env.engineOnUnconnectedClient();
+        const handle = await engine.acquire(`unconnected-${family}`, { waitMs: 10_000 });
+        expect(handle.fencingToken).toBeGreaterThan(0);
+        expect(await handle.release()).toBe(true);
+      });
+    }
 
     it('wakes a waiter by the release message (SSUBSCRIBE) on every master', async () => {
       const holderEngine = env.engine(NO_POLLING);

@@ -32,6 +32,12 @@ export function enginesOnConnectedClients(maker: ClientMaker, ahead: number, key
     const missing = ahead - ready.length;
     ready.push(...(await Promise.all(Array.from({ length: missing }, () => maker.connected()))));
   };
+  const open = (redis: unknown, options: object): LockEngine => {
+    if (redis !== shared) used.push(redis);
+    const engine = createLockEngine({ keyPrefix, ...options, redis: redis as never });
+    engines.push(engine);
+    return engine;
+  };
   return {
     /** Before the first test: the shared client, or the first test's connected clients. */
     async start(): Promise<void> {
@@ -39,11 +45,11 @@ export function enginesOnConnectedClients(maker: ClientMaker, ahead: number, key
       await topUp();
     },
     engine(options: object = {}): LockEngine {
-      const redis = shared ?? ready.pop() ?? maker.unconnected();
-      if (redis !== shared) used.push(redis);
-      const engine = createLockEngine({ keyPrefix, ...options, redis: redis as never });
-      engines.push(engine);
-      return engine;
+      return open(shared ?? ready.pop() ?? maker.unconnected(), options);
+    },
+    /** An engine on a client made synchronously and not connected yet, whatever the pool holds. */
+    engineOnUnconnectedClient(options: object = {}): LockEngine {
+      return open(maker.unconnected(), options);
     },
     /** After each test: its engines and clients closed, the next test's clients connected. */
     async closeEngines(): Promise<void> {
