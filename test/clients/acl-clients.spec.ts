@@ -10,7 +10,7 @@ import type { LockEngine } from '../../lib/core/engine/lock-engine';
 import { track } from '../support/lock-env';
 import { closeClient, redisClient } from '../support/redis-assertions';
 import { startRedis, type RedisServerProcess } from '../support/redis-server';
-import { ClientFactory, FAMILIES } from './support/client-families';
+import { ClientFactory, FAMILIES } from '../support/client-families';
 
 const PREFIX = 'acl:';
 /** docs/SECURITY.md: one Redis or a Sentinel-managed master, with the inspection registry. */

@@ -1,4 +1,4 @@
-import { describeBehaviourOn } from './support/family-behaviour';
+import { describeBehaviourOn } from '../support/family-behaviour';
 
 // The shared behaviour suite, every engine on a iovalkey client the test passed in.
 describeBehaviourOn('iovalkey');

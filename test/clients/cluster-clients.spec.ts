@@ -10,8 +10,8 @@ import { keySlot } from '../support/cluster-slots';
 import { nextEvent, track } from '../support/lock-env';
 import { startCluster, type RedisClusterTopology } from '../support/redis-topologies';
 import { describeLockBehaviour } from '../testing/behaviour/describe-lock-behaviour';
-import { ClientFactory, FAMILIES, type Family } from './support/client-families';
-import { enginesOnConnectedClients } from './support/connected-clients';
+import { ClientFactory, FAMILIES, type Family } from '../support/client-families';
+import { enginesOnConnectedClients } from '../support/connected-clients';
 
 jest.setTimeout(120_000);
 

@@ -8,15 +8,14 @@
  * It found GLIDE waiters stalling for a whole backoff (fixed in the GLIDE door: ordered, lingering
  * unsubscribes); all families show 0 since.
  */
-import * as path from 'path';
 import { closeClient, redisClient } from '../support/redis-assertions';
 import { startRedis, type RedisServerProcess } from '../support/redis-server';
-import { spawnWorker, type WorkerProcess } from '../support/spawn-worker';
-import { FAMILIES } from './support/client-families';
+import { spawnWorker, workerPath, type WorkerProcess } from '../support/spawn-worker';
+import { FAMILIES } from '../support/client-families';
 
 jest.setTimeout(240_000);
 
-const WORKER = path.join(__dirname, 'workers', 'rmw-worker.ts');
+const WORKER = workerPath('rmw-worker.ts');
 const CALLERS = 2;
 const ITERATIONS = 40;
 

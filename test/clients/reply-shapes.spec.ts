@@ -9,7 +9,7 @@ import type { RedisDoor } from '../../lib/core/redis/redis-door';
 import type { LuaScript } from '../../lib/core/redis/script-library';
 import { closeClient, redisClient } from '../support/redis-assertions';
 import { startRedis, type RedisServerProcess } from '../support/redis-server';
-import { ClientFactory, FAMILIES } from './support/client-families';
+import { ClientFactory, FAMILIES } from '../support/client-families';
 
 const SOURCE = `
 redis.call('DEL', KEYS[1])

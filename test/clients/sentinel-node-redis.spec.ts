@@ -8,8 +8,8 @@ import type { LockHandle } from '../../lib/core/engine/lock-grant';
 import { nextEvent, track } from '../support/lock-env';
 import { startSentinel, waitForReplicaLink, type RedisSentinelTopology } from '../support/redis-topologies';
 import { describeLockBehaviour } from '../testing/behaviour/describe-lock-behaviour';
-import { ClientFactory, type Family } from './support/client-families';
-import { enginesOnConnectedClients } from './support/connected-clients';
+import { ClientFactory, type Family } from '../support/client-families';
+import { enginesOnConnectedClients } from '../support/connected-clients';
 
 jest.setTimeout(120_000);
 

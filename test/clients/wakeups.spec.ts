@@ -9,7 +9,7 @@ import type { LockEngine } from '../../lib/core/engine/lock-engine';
 import { nextEvent, track } from '../support/lock-env';
 import { closeClient, redisClient } from '../support/redis-assertions';
 import { startRedis, type RedisServerProcess } from '../support/redis-server';
-import { ClientFactory, FAMILIES, type Family } from './support/client-families';
+import { ClientFactory, FAMILIES, type Family } from '../support/client-families';
 
 const PREFIX = 'cw:';
 const NO_POLLING = {

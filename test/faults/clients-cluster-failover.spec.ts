@@ -9,7 +9,7 @@ import type { LockEngine } from '../../lib/core/engine/lock-engine';
 import type { LockHandle } from '../../lib/core/engine/lock-grant';
 import { keySlot } from '../support/cluster-slots';
 import { startCluster, type RedisClusterTopology } from '../support/redis-topologies';
-import { ClientFactory, FAMILIES } from '../clients/support/client-families';
+import { ClientFactory, FAMILIES } from '../support/client-families';
 
 /**
  * Every family, in one Cluster: each kills the master of its own lock's slot and restarts it (as a

@@ -15,7 +15,7 @@ import { nextEvent, track } from '../support/lock-env';
 import { closeClient, redisClient } from '../support/redis-assertions';
 import { startRedis, type RedisServerProcess } from '../support/redis-server';
 import { sleep, waitUntil } from '../support/wait';
-import { ClientFactory, FAMILIES } from '../clients/support/client-families';
+import { ClientFactory, FAMILIES } from '../support/client-families';
 
 jest.setTimeout(120_000);
 

@@ -4,7 +4,7 @@
  * redis@5), iovalkey and Valkey GLIDE. Every client made here is closed by `closeClients()`; the engine
  * never closes a client it was given.
  */
-import type { HostPort } from '../../support/redis-topologies';
+import type { HostPort } from './redis-topologies';
 
 /** One family under test. */
 export type Family = 'ioredis' | 'node-redis6' | 'node-redis5' | 'iovalkey' | 'glide';

@@ -11,8 +11,8 @@
  */
 import Redis from 'ioredis';
 import { createLockEngine } from '../../../lib/core/topology/create-lock-engine';
-import { emit, onParentMessage, requiredEnv } from '../../support/worker-io';
-import { ClientFactory, type Family } from '../support/client-families';
+import { emit, onParentMessage, requiredEnv } from '../worker-io';
+import { ClientFactory, type Family } from '../client-families';
 
 const url = requiredEnv('REDIS_URL');
 const family = requiredEnv('FAMILY') as Family;

@@ -2,11 +2,11 @@
  * The shared behaviour suite (test/testing/behaviour) on a real redis-server, every engine built on a
  * client of one family that the test made and passed in, as a user with their own client would.
  */
-import { createLockEngine } from '../../../lib/core/public';
-import type { LockEngine } from '../../../lib/core/engine/lock-engine';
-import type { CreateLockEngineOptions } from '../../../lib/core/options/resolve-lock-config';
-import { startRedis } from '../../support/redis-server';
-import { describeLockBehaviour } from '../../testing/behaviour/describe-lock-behaviour';
+import { createLockEngine } from '../../lib/core/public';
+import type { LockEngine } from '../../lib/core/engine/lock-engine';
+import type { CreateLockEngineOptions } from '../../lib/core/options/resolve-lock-config';
+import { startRedis } from './redis-server';
+import { describeLockBehaviour } from '../testing/behaviour/describe-lock-behaviour';
 import { ClientFactory, type Family } from './client-families';
 
 /**

@@ -1,5 +1,5 @@
-import { createLockEngine } from '../../../lib/core';
-import type { LockEngine } from '../../../lib/core/engine/lock-engine';
+import { createLockEngine } from '../../lib/core';
+import type { LockEngine } from '../../lib/core/engine/lock-engine';
 
 /** How {@link enginesOnConnectedClients} makes and closes clients of one topology. */
 export interface ClientMaker {
