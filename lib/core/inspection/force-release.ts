@@ -57,7 +57,13 @@ export class ForceRelease {
     by: string | undefined,
   ): Promise<boolean> {
     let released = false;
-    let registry: RegistrySnapshot | undefined;
+    // Who holds what, read before the eviction: an evicted engine that holds nothing else drops its
+    // record at its next registry tick (250 ms), so a read after the script could miss its identity
+    // and the audit would name an unknown holder. Unreadable: the audit names the engine id only.
+    const registry: RegistrySnapshot | undefined = await readRegistry(
+      this.deps.target,
+      this.deps.inspectionKeys,
+    ).catch(() => undefined);
     const releasedBy = by ?? ownerLabel(this.deps.identity);
     const noticeStem = this.deps.inspectionKeys.notice('');
     for (const plan of forcePlans(kind)) {
@@ -100,7 +106,6 @@ export class ForceRelease {
         if (engineOf(owner) !== this.deps.engineId) continue;
         this.evict({ lock: names.lock, owner, reason, by: releasedBy });
       }
-      registry ??= await readRegistry(this.deps.target, this.deps.inspectionKeys).catch(() => undefined);
       const record: ForceReleaseRecord = {
         id: '',
         key,
