@@ -69,6 +69,9 @@ describe('a subscriber connection that reconnects', () => {
     const waiter = engine.acquire(key, { waitMs: 30_000 });
     waiter.catch(() => undefined); // a failed expectation below must not also leave this unhandled
     const mine = await engine.acquire(uniqueKey('mine')); // its engine's notice channel is subscribed
+    // Held to the end: an engine that holds nothing drops its notice subscription (with its registry
+    // record, at a 250 ms tick), and the second reconnect below must have that subscription to restore.
+    await engine.acquire(uniqueKey('kept'));
     const first = await resubscribed([]);
 
     proxy.reset(); // every connection through the proxy drops; ioredis reconnects them
@@ -85,9 +88,10 @@ describe('a subscriber connection that reconnects', () => {
     // of latency each way, the answer is still on its way when Redis shows the subscription.
     proxy.latency(1_500);
     proxy.reset();
-    await resubscribed(second, 0); // the waiter is served: only the notice channel is left
+    await resubscribed(second, 0); // the waiter is served: only the notice channel (the kept lock) is left
     proxy.blackhole('to-client');
     await engine.close(); // QUIT waits 1 s, then the connection is dropped with the reply held back
+    // (the kept lock's release goes unanswered too: its lease ends it)
     proxy.heal();
     await new Promise((resolve) => setTimeout(resolve, 200)); // unhandled rejections surface a tick later
     expect(unhandled).toEqual([]);
