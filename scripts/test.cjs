@@ -31,33 +31,23 @@ function run(label, args) {
   });
 }
 
-function stop(failures) {
-  console.error(`\n[test] FAILED: ${failures.join(', ')}\n  ${timings.join('\n  ')}`);
-  process.exit(1);
-}
+/** The steps, in order; the first failure ends the run. */
+const STEPS = [
+  ['unit + redis', [jest, '--selectProjects', 'unit', 'redis']],
+  ['faults', [jest, '--selectProjects', 'faults', '--maxWorkers=2', '--testTimeout=120000']],
+  ['packed', [path.join(root, 'scripts', 'test-packed.cjs')]],
+  ['timing (in band, alone)', [jest, '--selectProjects', 'timing', '--runInBand', '--testTimeout=120000']],
+];
 
 async function main() {
-  console.log('[test] 1/4 unit and redis projects (test:parallel)');
-  let failure = await run('unit + redis', [jest, '--selectProjects', 'unit', 'redis']);
-  if (failure) stop([failure]);
-
-  console.log('\n[test] 2/4 the faults project (two files at a time)');
-  failure = await run('faults', [
-    jest,
-    '--selectProjects',
-    'faults',
-    '--maxWorkers=2',
-    '--testTimeout=120000',
-  ]);
-  if (failure) stop([failure]);
-
-  console.log('\n[test] 3/4 test:packed');
-  failure = await run('packed', [path.join(root, 'scripts', 'test-packed.cjs')]);
-  if (failure) stop([failure]);
-
-  console.log('\n[test] 4/4 the timing project, in band, alone');
-  failure = await run('timing', [jest, '--selectProjects', 'timing', '--runInBand', '--testTimeout=120000']);
-  if (failure) stop([failure]);
+  for (const [index, [label, args]] of STEPS.entries()) {
+    console.log(`\n[test] ${index + 1}/${STEPS.length} ${label}`);
+    const failure = await run(label, args);
+    if (failure) {
+      console.error(`\n[test] FAILED: ${failure}\n  ${timings.join('\n  ')}`);
+      process.exit(1);
+    }
+  }
   console.log(`\n[test] all passed\n  ${timings.join('\n  ')}`);
 }
 
