@@ -12,7 +12,7 @@ import { expectCleanRedis, faultEngine, lockKeyOf } from '../support/fault-engin
 import { useFaultEnv } from '../support/fault-env';
 import { faultFigures } from '../support/fault-figures';
 import { listClients } from '../support/redis-assertions';
-import { waitUntil } from '../support/wait';
+import { sleep, waitUntil } from '../support/wait';
 import type Redis from 'ioredis';
 
 const env = useFaultEnv();
@@ -191,6 +191,52 @@ describe('scenario 9: connection dropped mid-acquire and mid-release', () => {
           releaseResult: result.value,
           lostEventsAfterRelease: lost,
         });
+      } finally {
+        await engine.close();
+      }
+    });
+
+    // ioredis re-sends a command left unanswered by a dropped connection once it is ready again, but
+    // gives up on commands queued while it reconnects after maxRetriesPerRequest failed attempts
+    // (3 in the engine's defaults). Here the notice SUBSCRIBE is unanswered when the link drops, and
+    // the UNSUBSCRIBE (the lease ended: the engine holds nothing) is queued while the connection is
+    // half up (connected, its handshake unanswered) and then given up on. Redis must not be left with
+    // the SUBSCRIBE alone.
+    it('a notice subscription dropped while reconnecting stays dropped after the reconnect', async () => {
+      const engine = faultEngine({ host: '127.0.0.1', port: proxy.port }, { commandTimeoutMs: 500 });
+      try {
+        // A waiter opens the subscriber connection (wake-ups), so the SUBSCRIBE below goes out at once.
+        const first = await engine.acquire('proxy:notice:warm-up');
+        const waiter = engine.acquire('proxy:notice:warm-up', { waitMs: 5000 });
+        await waitUntil(async () => (await env.admin.pubsub('CHANNELS')).length === 1, {
+          description: "the waiter's wake-up subscription",
+        });
+        await first.release();
+        await (await waiter).release();
+        await engine.acquire('proxy:notice', { leaseMs: 1000 });
+        proxy.blackhole('to-client');
+        // The registry's first record subscribes to this engine's force-release notices.
+        await waitUntil(async () => (await env.admin.pubsub('CHANNELS', '*notice*')).length === 1, {
+          description: 'the notice subscription to reach Redis',
+        });
+        proxy.reset(); // reconnects connect, and their handshakes go unanswered
+        await sleep(1500); // the lease ends and the engine drops the subscription
+        for (let attempt = 0; attempt < 4; attempt++) {
+          proxy.reset();
+          await sleep(400); // the client's next attempt (50 ms per failed attempt so far)
+        }
+        proxy.heal();
+        await waitUntil(
+          () =>
+            engine.isLocked('proxy:notice').then(
+              (locked) => !locked,
+              () => false,
+            ),
+          {
+            description: 'the engine to reconnect',
+          },
+        );
+        await expectCleanRedis(env.admin, 3000);
       } finally {
         await engine.close();
       }

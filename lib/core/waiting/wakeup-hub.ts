@@ -81,7 +81,9 @@ export class WakeupHub {
   unlisten(channel: string): void {
     if (!this.patterns.delete(channel) || !this.subscribers || this.closed) return;
     for (const sub of this.subscribers) {
-      sub.unsubscribe(channel, false).catch(() => undefined); // a dead connection has no subscription left
+      // A dead connection has no subscription left; a SUBSCRIBE its client re-sends on the next one is
+      // followed by this UNSUBSCRIBE again (IoredisSubscriber).
+      sub.unsubscribe(channel, false).catch(() => undefined);
     }
   }
 
@@ -122,7 +124,7 @@ export class WakeupHub {
     this.channels.delete(channel);
     if (!this.subscribers || this.closed) return;
     for (const sub of this.subscribers) {
-      // A dead connection has no subscription left to drop.
+      // A dead connection has no subscription left to drop (a re-sent SUBSCRIBE: see unlisten()).
       sub.unsubscribe(channel, state.sharded).catch(() => undefined);
     }
   }
