@@ -39,6 +39,19 @@ const node = (i: number): RedisServerProcess => group.servers[i]!;
 const onNode = (i: number, args: (string | number)[]) =>
   redisCommand(node(i).port, args, { timeoutMs: 2000 });
 
+/**
+ * Expects `args` to answer `expected` on all 5 nodes. A RedLock call returns once a quorum (3) has
+ * answered; the other 2 nodes get the same script and answer a moment later, so they are waited for.
+ */
+async function expectOnEveryNode(args: (string | number)[], expected: unknown): Promise<void> {
+  const answers = (): Promise<unknown[]> => Promise.all([0, 1, 2, 3, 4].map((i) => onNode(i, args)));
+  await waitUntil(async () => (await answers()).every((a) => a === expected), {
+    timeoutMs: 5000,
+    description: `${args.join(' ')} to be ${String(expected)} on every node`,
+  }).catch(() => undefined); // the assertion below shows what each node answered
+  expect(await answers()).toEqual([expected, expected, expected, expected, expected]);
+}
+
 beforeAll(async () => {
   [group, oracleServer] = await Promise.all([startRedisGroup(5), startRedis()]);
   oracle = new FenceOracle(oracleServer.url);
@@ -184,11 +197,11 @@ describe('RedLock over 5 independent masters', () => {
       const inner = await e.acquire('reentrant');
       expect(inner.fencingToken).toBe(outer.fencingToken);
       // owner, fence and two holds on every node
-      for (let i = 0; i < 5; i++) expect(await onNode(i, ['HLEN', names.lock])).toBe(4);
+      await expectOnEveryNode(['HLEN', names.lock], 4);
       expect(await inner.release()).toBe(true);
-      for (let i = 0; i < 5; i++) expect(await onNode(i, ['HLEN', names.lock])).toBe(3);
+      await expectOnEveryNode(['HLEN', names.lock], 3);
     });
-    for (let i = 0; i < 5; i++) expect(await onNode(i, ['EXISTS', names.lock])).toBe(0);
+    await expectOnEveryNode(['EXISTS', names.lock], 0);
   });
 
   it('wakes a waiter by pub/sub from the live nodes while a minority is down', async () => {
