@@ -211,11 +211,14 @@ export class LockRegistry {
   private listen(): Promise<void> {
     const { target, keys, engineId, onNotice } = this.deps;
     const onRefused = (err: unknown): void => this.report('force-release notices', refusalOf(err), true);
-    this.listening ??= target.listen(keys.notice(engineId), onNotice, onRefused).catch((err: unknown) => {
-      this.listening = undefined;
+    if (this.listening) return this.listening;
+    const listening = target.listen(keys.notice(engineId), onNotice, onRefused).catch((err: unknown) => {
+      // Asked again with the next record; an unlisten() and a new listen() meanwhile keep theirs.
+      if (this.listening === listening) this.listening = undefined;
       throw err;
     });
-    return this.listening;
+    this.listening = listening;
+    return listening;
   }
 
   /** Drops the notice subscription with the record (subscribed again with the next one). */

@@ -25,10 +25,12 @@ export function assertKnownNames(
   if (obj === null || typeof obj !== 'object')
     throw new TypeError(`The ${where} must be an object, got ${describe(obj)}`);
   for (const name of Object.keys(obj)) {
-    if (!known.includes(name)) {
-      throw new TypeError(`Unknown option "${name}" in ${where}; known options: ${known.join(', ')}`);
-    }
+    if (!known.includes(name)) throw unknownOption(name, known, where);
   }
+}
+
+function unknownOption(name: string, known: readonly string[], where: string): TypeError {
+  return new TypeError(`Unknown option "${name}" in ${where}; known options: ${known.join(', ')}`);
 }
 
 /** True for an AbortSignal (of this realm). */
@@ -169,9 +171,10 @@ export function snapshotOptions(
   if (typeof options !== 'object' || Array.isArray(options)) {
     throw new TypeError(`The ${where} must be an object, got ${describe(options)}`);
   }
-  const names = Object.keys(options);
-  assertKnownNames(Object.fromEntries(names.map((n) => [n, true])), known, where);
-  for (const name of names) snapshot[name] = (options as Record<string, unknown>)[name];
+  for (const name of Object.keys(options)) {
+    if (!known.includes(name)) throw unknownOption(name, known, where);
+    snapshot[name] = (options as Record<string, unknown>)[name];
+  }
   return snapshot;
 }
 

@@ -67,12 +67,14 @@ export class WakeupHub {
     onRefused?: (error: unknown) => void,
   ): Promise<void> {
     if (this.closed || this.patterns.has(channel)) return;
-    this.patterns.set(channel, { listener, onRefused });
-    const all = askNodes(this.connections(), (sub) => sub.subscribe(channel, false));
+    const entry = { listener, onRefused };
+    this.patterns.set(channel, entry);
+    const all = askNodes(this.connections(), (sub) => this.subscribeOn(sub, channel, false));
     const ballot = await withDeadline(all, this.readyTimeoutMs);
     const refused = ballot?.find((v) => v && !v.ok);
     if (refused && !refused.ok && answers(ballot!).length === 0) {
-      this.patterns.delete(channel); // asked again by the caller
+      // Asked again by the caller; a listen() that came after an unlisten() meanwhile keeps its own.
+      if (this.patterns.get(channel) === entry) this.patterns.delete(channel);
       throw refused.error;
     }
   }
@@ -81,8 +83,8 @@ export class WakeupHub {
   unlisten(channel: string): void {
     if (!this.patterns.delete(channel) || !this.subscribers || this.closed) return;
     for (const sub of this.subscribers) {
-      // A dead connection has no subscription left; a SUBSCRIBE its client re-sends on the next one is
-      // followed by this UNSUBSCRIBE again (IoredisSubscriber).
+      // A dead connection has no subscription left; a SUBSCRIBE its client re-sends on the next
+      // one is undone when confirmed (subscribeOn).
       sub.unsubscribe(channel, false).catch(() => undefined);
     }
   }
@@ -124,14 +126,14 @@ export class WakeupHub {
     this.channels.delete(channel);
     if (!this.subscribers || this.closed) return;
     for (const sub of this.subscribers) {
-      // A dead connection has no subscription left to drop (a re-sent SUBSCRIBE: see unlisten()).
+      // A dead connection has no subscription left to drop (a re-sent SUBSCRIBE: see subscribeOn).
       sub.unsubscribe(channel, state.sharded).catch(() => undefined);
     }
   }
 
   private async subscribe(channel: string, sharded: boolean): Promise<void> {
     if (this.closed) return;
-    const all = askNodes(this.connections(), (sub) => sub.subscribe(channel, sharded));
+    const all = askNodes(this.connections(), (sub) => this.subscribeOn(sub, channel, sharded));
     // Without a subscription the waiter still wins through its backoff polling; a node that is
     // down (or frozen) must not hold the waiter here, so the wait for confirmations is bounded.
     await withDeadline(all, this.readyTimeoutMs);
@@ -146,9 +148,23 @@ export class WakeupHub {
   private resubscribe(sub: WakeupSubscriber): void {
     if (this.closed) return;
     const ignore = (): undefined => undefined;
-    for (const [channel, state] of this.channels) sub.subscribe(channel, state.sharded).catch(ignore);
+    for (const [channel, state] of this.channels) this.subscribeOn(sub, channel, state.sharded).catch(ignore);
     for (const [channel, { onRefused }] of this.patterns) {
-      sub.subscribe(channel, false).catch((error: unknown) => onRefused?.(error));
+      this.subscribeOn(sub, channel, false).catch((error: unknown) => onRefused?.(error));
+    }
+  }
+
+  /**
+   * SUBSCRIBE (or SSUBSCRIBE) on one connection. Redis may run a SUBSCRIBE after the UNSUBSCRIBE that
+   * followed it: a client re-sends a SUBSCRIBE left unanswered by a dropped connection once it is
+   * back, but can give up on the UNSUBSCRIBE queued meanwhile (ioredis, after maxRetriesPerRequest
+   * attempts). So a confirmation that arrives for a channel nobody wants any more is undone there
+   * and then; that UNSUBSCRIBE follows the SUBSCRIBE Redis has just run.
+   */
+  private async subscribeOn(sub: WakeupSubscriber, channel: string, sharded: boolean): Promise<void> {
+    await sub.subscribe(channel, sharded);
+    if (!this.closed && !this.channels.has(channel) && !this.patterns.has(channel)) {
+      sub.unsubscribe(channel, sharded).catch(() => undefined); // a dead connection dropped it too
     }
   }
 

@@ -136,19 +136,10 @@ interface RawCommands {
  */
 export class IoredisSubscriber implements WakeupSubscriber {
   onReconnect?: (listener: () => void) => void;
-  /**
-   * Channels whose UNSUBSCRIBE ioredis gave up on (flushed from its offline queue after
-   * maxRetriesPerRequest reconnects) while their SUBSCRIBE, sent before the connection dropped and
-   * never answered, waits in ioredis' resend queue: on the next connection Redis would get the
-   * SUBSCRIBE alone and keep the channel. Sent again once that connection is ready.
-   */
-  private readonly unsubscribeAgain = new Map<string, boolean>();
 
   constructor(private readonly sub: IoredisClient) {
     sub.on('error', () => undefined); // reconnects are the client's job; waiters poll meanwhile
     if (!isIoredisCluster(sub)) {
-      // ioredis resends its unanswered commands after the 'ready' listeners ran: a microtask later.
-      sub.on('ready', () => queueMicrotask(() => this.resendUnsubscribes()));
       this.onReconnect = (listener) => {
         let connectedBefore = false;
         sub.on('ready', () => {
@@ -161,25 +152,11 @@ export class IoredisSubscriber implements WakeupSubscriber {
   }
 
   async subscribe(channel: string, sharded: boolean): Promise<void> {
-    this.unsubscribeAgain.delete(channel);
     await (sharded ? this.sub.ssubscribe(channel) : this.sub.subscribe(channel));
   }
 
   async unsubscribe(channel: string, sharded: boolean): Promise<void> {
-    try {
-      await (sharded ? this.sub.sunsubscribe(channel) : this.sub.unsubscribe(channel));
-    } catch (error) {
-      this.unsubscribeAgain.set(channel, sharded);
-      throw error;
-    }
-  }
-
-  private resendUnsubscribes(): void {
-    for (const [channel, sharded] of this.unsubscribeAgain) {
-      this.unsubscribeAgain.delete(channel);
-      // A failure lands here again (the catch above) for the next connection.
-      this.unsubscribe(channel, sharded).catch(() => undefined);
-    }
+    await (sharded ? this.sub.sunsubscribe(channel) : this.sub.unsubscribe(channel));
   }
 
   onMessage(listener: (channel: string, message: string) => void): void {
