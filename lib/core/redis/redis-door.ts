@@ -13,8 +13,6 @@ export interface ScriptSend {
   readonly reload: boolean;
   /** EVALSHA_RO / EVAL_RO (Redis 7): the script only reads. */
   readonly readOnly: boolean;
-  /** The call may ride in the tick's pipeline with other calls (connections the engine opened). */
-  readonly batch: boolean;
 }
 
 /**

@@ -53,8 +53,6 @@ export class RedisGateway implements ScriptRunner {
   readonly ridesOutFailover: boolean;
   readonly cluster: boolean;
 
-  /** Script calls sent and not yet answered (see `batchWhenBusy`). */
-  private inFlight = 0;
   /** The one door every command of this deployment goes through. */
   readonly door: RedisDoor;
 
@@ -62,14 +60,6 @@ export class RedisGateway implements ScriptRunner {
     /** The door, or a client the user passed (its family's door is made for it). */
     door: RedisDoor | RedisClient,
     private readonly commandTimeoutMs: number,
-    /**
-     * Only for a connection the engine opened itself (ioredis): a script call sent while others are still
-     * in flight goes out with ioredis auto-pipelining (batched with the calls of the same tick: one
-     * write, one read for many callers, which is what Redis spends its CPU on); a call on an idle
-     * connection goes out at once, so a lone caller pays no extra tick. A client the user passed
-     * in is never changed.
-     */
-    private readonly batchWhenBusy = false,
   ) {
     this.door = isRedisClient(door) ? doorForClient(door) : door;
     this.ridesOutFailover = this.door.ridesOutFailover;
@@ -111,17 +101,8 @@ export class RedisGateway implements ScriptRunner {
   /** @internal One script call on the wire (PendingScript): EVALSHA, EVAL after NOSCRIPT. */
   dispatch(pending: PendingScript<unknown>, reload: boolean): Promise<unknown> {
     const { script, keys, args } = pending;
-    // An ioredis pipeline answers all of its calls at once, when the last one is answered: beyond
-    // MAX_BATCHED calls in flight (a burst of thousands), calls go out one by one again.
-    // Renewal batches (hundreds of locks per call) never join: the calls batched with one would wait for it.
-    const batch =
-      this.batchWhenBusy &&
-      this.inFlight > 0 &&
-      this.inFlight < MAX_BATCHED &&
-      !UNBATCHED_SCRIPTS.has(script.name);
-    this.inFlight++; // until answered()
     try {
-      return this.door.script(script, keys, args, { reload, readOnly: pending.readOnly, batch });
+      return this.door.script(script, keys, args, { reload, readOnly: pending.readOnly });
     } catch (err) {
       return Promise.reject(err); // a door that throws (no route to a node) fails the call, not the caller
     }
@@ -141,11 +122,6 @@ export class RedisGateway implements ScriptRunner {
   /** @internal Scripts wait for the gates while any is left. */
   get gated(): boolean {
     return this.gates.length > 0;
-  }
-
-  /** @internal */
-  answered(): void {
-    this.inFlight--;
   }
 
   /** @internal Runs the gates once for every script waiting on them. */
@@ -197,11 +173,6 @@ export interface ScriptCall<Reply> {
   /** Settle within this when shorter than the command timeout. */
   readonly timeoutMs?: number;
 }
-
-/** In-flight script calls up to which a new call joins the tick's batch (see RedisGateway.batchWhenBusy). */
-const MAX_BATCHED = 128;
-/** Scripts that always go out on their own (long-running renewal batches). */
-const UNBATCHED_SCRIPTS = new Set(['renew', 'holders-renew']);
 
 export function isNoScript(err: unknown): boolean {
   return err instanceof Error && err.message.startsWith('NOSCRIPT');
@@ -297,7 +268,6 @@ export class PendingScript<Reply> implements Deadline {
   }
 
   private replied(reply: Reply): void {
-    this.gateway.answered();
     if (this.slot < 0) {
       if (this.timedOut) this.call?.onLateReply?.(reply);
       return;
@@ -307,7 +277,6 @@ export class PendingScript<Reply> implements Deadline {
   }
 
   private errored(err: unknown): void {
-    this.gateway.answered();
     if (!this.reloaded && isNoScript(err)) {
       // EVAL both runs and caches the script, so the next EVALSHA hits again.
       this.reloaded = true;

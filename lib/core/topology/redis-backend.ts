@@ -32,7 +32,7 @@ export class RedisBackend implements LockBackend {
     private readonly door: RedisDoor,
     options: ResolvedEngineOptions,
   ) {
-    this.gateway = new RedisGateway(door, options.commandTimeoutMs, door.owned);
+    this.gateway = new RedisGateway(door, options.commandTimeoutMs);
     // The publish command first: the ACL check asks for the one the scripts will use.
     if (door.cluster) chooseClusterPublish(this.gateway, Math.ceil(options.commandTimeoutMs / 2));
     // The user's ACL is checked before the first script, so a missing command is a clear error

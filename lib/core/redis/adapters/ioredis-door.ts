@@ -49,10 +49,6 @@ export class IoredisDoor implements RedisDoor {
     args: readonly ScriptArg[],
     send: ScriptSend,
   ): Promise<unknown> {
-    if (this.owned) {
-      // A connection the engine opened: the gateway says when a call may join the tick's pipeline.
-      (this.client.options as { enableAutoPipelining?: boolean }).enableAutoPipelining = send.batch;
-    }
     // ioredis flattens array arguments itself: keys and args go as they are, not copied by a spread.
     const client = this.client as unknown as RawCommands;
     if (send.readOnly) {
