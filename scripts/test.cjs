@@ -17,6 +17,7 @@ const path = require('node:path');
 const root = path.resolve(__dirname, '..');
 const jest = path.join(root, 'node_modules', 'jest', 'bin', 'jest.js');
 const timings = [];
+const startedAt = Date.now();
 
 /** Runs one command; its output is inherited, or captured and printed whole when it ends. Resolves null, or what failed. */
 function run([label, args], capture) {
@@ -62,7 +63,8 @@ async function main() {
       process.exit(1);
     }
   }
-  console.log(`\n[test] all passed\n  ${timings.join('\n  ')}`);
+  const total = `total: ${((Date.now() - startedAt) / 1000).toFixed(0)} s`;
+  console.log(`\n[test] all passed\n  ${[...timings, total].join('\n  ')}`);
 }
 
 main().catch((error) => {

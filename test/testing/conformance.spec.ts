@@ -225,7 +225,7 @@ describe('the seam bounds a call by its timeoutMs', () => {
     const names = new KeySpace('conf:late:').names(KEY);
     const acquire = defineScript('mutex-acquire');
     const args = (hold: string) =>
-      ['owner-A', hold, LONG_MS, CONFORMANCE_SETTINGS.fenceTtlMs, '0', 1, '', '1'] as const;
+      ['owner-A', hold, LONG_MS, CONFORMANCE_SETTINGS.fenceTtlMs, 1, '', '1'] as const;
     const keys = [names.lock, names.fence, names.aux];
     for (const side of [redis, memory]) {
       // A first call in time (it also loads the script, so the late one is a single EVALSHA).

@@ -240,11 +240,10 @@ export type AttemptReply =
   [code: 1 | 2 | 0, value: number] | [code: -2] | [code: -3] | [code: -1, type: string, index?: number];
 
 /** ARGV of mutex-release.lua (the mutex and the fair lock's holder): plus '1' = always publish. */
+/** mutex-release.lua's ARGV: the last three are left out when they hold their defaults. */
 export type MutexReleaseArgs = [
   ...HoldReleaseArgs,
-  alwaysPublish: '0' | '1',
-  keepOut: string,
-  keepOutMs: number,
+  ...([] | [alwaysPublish: '1'] | [alwaysPublish: '0' | '1', keepOut: string, keepOutMs: number]),
 ];
 
 /** 1 released (lock gone), 2 this hold removed but nested holds remain, 0 not held. */
@@ -329,18 +328,10 @@ export async function releaseHold(
   alwaysPublish?: '0' | '1',
 ): Promise<ReleaseResult> {
   const { names } = h;
-  const args: (string | number)[] =
-    alwaysPublish === undefined
-      ? [h.owner, h.holdId, names.channel, gateway.publishCommand]
-      : [
-          h.owner,
-          h.holdId,
-          names.channel,
-          gateway.publishCommand,
-          alwaysPublish,
-          h.yieldTo?.process ?? '',
-          h.yieldTo?.ms ?? 0,
-        ];
+  const args: (string | number)[] = [h.owner, h.holdId, names.channel, gateway.publishCommand];
+  // mutex-release.lua's optional arguments, sent only when they are not their defaults.
+  if (alwaysPublish !== undefined && h.yieldTo) args.push(alwaysPublish, h.yieldTo.process, h.yieldTo.ms);
+  else if (alwaysPublish === '1') args.push('1');
   const reply = await gateway.run(
     script as LuaScript<(string | number)[], HoldReleaseReply>,
     [names.lock, names.aux],

@@ -19,19 +19,38 @@ import {
   releaseHold,
 } from './lock-kind';
 
-const ACQUIRE = defineScript<
-  [
-    owner: string,
-    holdId: string,
-    leaseMs: number,
-    fenceTtlMs: number,
-    reenterOnly: '0' | '1',
-    reserve: number,
-    process: string,
-    recordedWaiting: '0' | '1',
-  ],
-  AttemptReply
->('mutex-acquire');
+/** mutex-acquire.lua's ARGV: the trailing ones are left out when they hold their defaults. */
+type MutexAcquireArgs = [
+  owner: string,
+  holdId: string,
+  leaseMs: number,
+  fenceTtlMs: number,
+  ...(
+    | []
+    | [reserve: number]
+    | [reserve: number, process: string]
+    | [reserve: number, process: string, recordedWaiting: '1']
+    | [reserve: number, process: string, recordedWaiting: '0' | '1', reenterOnly: '1']
+  ),
+];
+const ACQUIRE = defineScript<MutexAcquireArgs, AttemptReply>('mutex-acquire');
+
+/**
+ * The arguments of one attempt, as few as say it: an uncontended fresh grant sends 4 (6 with cohorts),
+ * a re-entry all 8. Every argument is one more string for the client to encode on every call.
+ */
+function acquireArgs(r: AttemptRequest, fenceTtlMs: number): MutexAcquireArgs {
+  const { owner, holdId, leaseMs } = r;
+  const reserve = r.reserveTokens ?? 1;
+  const process = r.process ?? '';
+  // Unknown counts as recorded: the grant then removes a waiter entry that may not be there.
+  const recorded = r.recordedWaiting !== false;
+  if (r.reenter) return [owner, holdId, leaseMs, fenceTtlMs, reserve, process, recorded ? '1' : '0', '1'];
+  if (recorded) return [owner, holdId, leaseMs, fenceTtlMs, reserve, process, '1'];
+  if (process !== '') return [owner, holdId, leaseMs, fenceTtlMs, reserve, process];
+  if (reserve !== 1) return [owner, holdId, leaseMs, fenceTtlMs, reserve];
+  return [owner, holdId, leaseMs, fenceTtlMs];
+}
 export const MUTEX_RELEASE = defineScript<MutexReleaseArgs, HoldReleaseReply>('mutex-release');
 
 /** The default lock: reentrant mutex on a Redis hash (owner, fence, one field per hold). */
@@ -51,16 +70,7 @@ export class ReentrantMutex implements LockKind {
     const reply = await this.gateway.run(
       ACQUIRE,
       [r.names.lock, r.names.fence, r.names.aux],
-      [
-        r.owner,
-        r.holdId,
-        r.leaseMs,
-        this.fenceTtlMs,
-        r.reenter ? '1' : '0',
-        r.reserveTokens ?? 1,
-        r.process ?? '',
-        r.recordedWaiting === false ? '0' : '1',
-      ],
+      acquireArgs(r, this.fenceTtlMs),
       {
         userKey: r.key,
         onLateReply: (late) => {

@@ -6,19 +6,24 @@
 -- the process that has waited longest (see mutex-release.lua: the key is then { x = '+' .. process }).
 -- KEYS[1] lock hash   KEYS[2] fence counter   KEYS[3] waiters zset
 -- ARGV[1] owner id    ARGV[2] hold id    ARGV[3] lease ms    ARGV[4] fence ttl ms
--- ARGV[5] '1' = re-entry only (never a fresh grant)   ARGV[6] fencing tokens to reserve (>= 1)
--- ARGV[7] the caller's process id ('' = use the owner id)
--- ARGV[8] '1' = the caller's process may be recorded in the waiters zset (remove it on a grant)
+-- Optional, in order (the common call leaves the trailing ones out):
+-- ARGV[5] fencing tokens to reserve (>= 1; default 1)
+-- ARGV[6] the caller's process id (default, or '': the owner id)
+-- ARGV[7] '1' = the caller's process may be recorded in the waiters zset (remove it on a grant)
+-- ARGV[8] '1' = re-entry only (never a fresh grant)
 -- Returns {1, token} granted, {2, token} re-entered, {0, pttl} busy, {-2} re-entry but not held,
 --         {-1, type} the key holds data that is not a lock (left untouched).
 --!include fence.lua
 --!include args.lua
-check_ms(ARGV[3], 'lease ms'); check_ms(ARGV[4], 'fence ttl ms'); check_ms(ARGV[6], 'tokens to reserve')
+local reserve = ARGV[5] or '1'
+check_ms(ARGV[3], 'lease ms'); check_ms(ARGV[4], 'fence ttl ms'); check_ms(reserve, 'tokens to reserve')
 local lock = KEYS[1]
-local process = ARGV[7] ~= '' and ARGV[7] or ARGV[1]
+local process = (ARGV[6] or '') ~= '' and ARGV[6] or ARGV[1]
+local recorded = ARGV[7] == '1'
+local reenter_only = ARGV[8] == '1'
 
 local function busy(pttl)
-  if ARGV[5] == '1' then return {-2} end
+  if reenter_only then return {-2} end
   local t = redis.call('TIME')
   redis.call('ZADD', KEYS[3], 'NX', tonumber(t[1]) * 1000000 + tonumber(t[2]), process)
   redis.call('PEXPIRE', KEYS[3], pttl + 2000)
@@ -26,17 +31,17 @@ local function busy(pttl)
 end
 
 local function grant()
-  local token = next_fence(KEYS[2], ARGV[4], tonumber(ARGV[6]))
+  local token = next_fence(KEYS[2], ARGV[4], tonumber(reserve))
   redis.call('HSET', lock, 'owner', ARGV[1], 'fence', string.format('%.0f', token), ARGV[2], '1')
   redis.call('PEXPIRE', lock, ARGV[3])
-  if ARGV[8] == '1' then redis.call('ZREM', KEYS[3], process) end
+  if recorded then redis.call('ZREM', KEYS[3], process) end
   return {1, token}
 end
 
 -- The common case first: a free key (PTTL -2) is granted without reading anything else.
 local pttl = redis.call('PTTL', lock)
 if pttl == -2 then
-  if ARGV[5] == '1' then return {-2} end
+  if reenter_only then return {-2} end
   return grant()
 end
 local owner = redis.pcall('HGET', lock, 'owner')
@@ -61,7 +66,7 @@ local reserved = redis.call('HGET', lock, 'x')
 if not reserved or pttl < 0 then return {-1, 'hash'} end
 if reserved ~= '+' .. process then return busy(pttl) end
 redis.call('DEL', lock)
-if ARGV[5] == '1' then return {-2} end
+if reenter_only then return {-2} end
 -- The reserved process was recorded as a waiter: always drop it.
-ARGV[8] = '1'
+recorded = true
 return grant()

@@ -5,11 +5,13 @@
 -- the key stays as { x = '+' .. that process }, which every other owner finds busy.
 -- KEYS[1] lock hash   KEYS[2] waiters zset (the fair lock: its queue)
 -- ARGV[1] owner id   ARGV[2] hold id   ARGV[3] wake-up channel   ARGV[4] 'PUBLISH' or 'SPUBLISH'
--- ARGV[5] '1' = always publish   ARGV[6] releasing process at its cohort bound ('' = none)   ARGV[7] ms
+-- Optional (the common call leaves them out): ARGV[5] '1' = always publish
+-- ARGV[6] releasing process at its cohort bound (absent or '' = none)   ARGV[7] ms
 -- Returns 1 released (lock gone), 2 this hold removed but nested holds remain, 0 not held
 -- (expired, taken over, or this hold already released: a retried release changes nothing).
 --!include args.lua
-if ARGV[6] ~= '' then check_ms(ARGV[7], 'yield ms') end
+local keep_out = ARGV[6] or ''
+if keep_out ~= '' then check_ms(ARGV[7], 'yield ms') end
 local lock = KEYS[1]
 -- One read for both checks: the owner, and this hold (HMGET under pcall: a non-hash is not ours).
 local found = redis.pcall('HMGET', lock, 'owner', ARGV[2])
@@ -21,8 +23,8 @@ if redis.call('HLEN', lock) > 3 then
 end
 redis.call('DEL', lock)
 local waiting = ARGV[5] ~= '1' and redis.call('ZRANGE', KEYS[2], 0, 1) or {}
-if ARGV[6] ~= '' then
-  local next = waiting[1] == ARGV[6] and waiting[2] or waiting[1]
+if keep_out ~= '' then
+  local next = waiting[1] == keep_out and waiting[2] or waiting[1]
   if next then
     redis.call('HSET', lock, 'x', '+' .. next)
     redis.call('PEXPIRE', lock, ARGV[7])

@@ -7,7 +7,9 @@ import { isError, pcall, ScriptPort } from './lua';
  * the waiters (the fair lock: only its queue's head, by '@' .. its entry).
  */
 export const mutexRelease: ScriptPort = (redis, KEYS, ARGV) => {
-  if (ARGV[6] !== '') checkMs(ARGV[7], 'yield ms');
+  // ARGV[5..7] are optional (left out when they hold their defaults): see mutex-release.lua.
+  const keepOut = ARGV[6] ?? '';
+  if (keepOut !== '') checkMs(ARGV[7], 'yield ms');
   const lock = KEYS[1]!;
   // One read for both checks: the owner, and this hold (HMGET under pcall: a non-hash is not ours).
   const found = pcall(() => [redis.hget(lock, 'owner'), redis.hget(lock, ARGV[2]!)]);
@@ -19,9 +21,9 @@ export const mutexRelease: ScriptPort = (redis, KEYS, ARGV) => {
   }
   redis.del(lock);
   const waiting = ARGV[5] !== '1' ? redis.zrange(KEYS[2]!, 0, 1).map(([member]) => member) : [];
-  if (ARGV[6] !== '') {
-    // Lua's `waiting[1] == ARGV[6] and waiting[2] or waiting[1]`: a nil waiting[2] falls back to waiting[1].
-    const next = (waiting[0] === ARGV[6] ? waiting[1] : undefined) ?? waiting[0];
+  if (keepOut !== '') {
+    // Lua's `waiting[1] == keep_out and waiting[2] or waiting[1]`: a nil waiting[2] falls back to waiting[1].
+    const next = (waiting[0] === keepOut ? waiting[1] : undefined) ?? waiting[0];
     if (next !== undefined) {
       redis.hset(lock, 'x', '+' + next);
       redis.pexpire(lock, ARGV[7]!);

@@ -130,7 +130,7 @@ export const MUTEX_SCENARIOS: Scenario[] = [
         script: 'mutex-acquire',
         tag: 'm',
         keys: ['lock', 'fence', 'aux'],
-        args: ['owner-A', 'hold-h1', 0, 86_400_000, '0', 1, '', '1'],
+        args: ['owner-A', 'hold-h1', 0, 86_400_000, 1, '', '1'],
         want: 'LockRedisError',
       },
       {
