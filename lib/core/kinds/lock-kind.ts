@@ -239,8 +239,10 @@ export type PublishCommand = 'PUBLISH' | 'SPUBLISH';
 export type AttemptReply =
   [code: 1 | 2 | 0, value: number] | [code: -2] | [code: -3] | [code: -1, type: string, index?: number];
 
-/** ARGV of mutex-release.lua (the mutex and the fair lock's holder): plus '1' = always publish. */
-/** mutex-release.lua's ARGV: the last three are left out when they hold their defaults. */
+/**
+ * ARGV of mutex-release.lua (the mutex and the fair lock's holder): '1' = always publish (the fair
+ * lock), and a cohort's bound; left out when they hold their defaults.
+ */
 export type MutexReleaseArgs = [
   ...HoldReleaseArgs,
   ...([] | [alwaysPublish: '1'] | [alwaysPublish: '0' | '1', keepOut: string, keepOutMs: number]),
