@@ -12,7 +12,8 @@
 //        node:test smoke, Jest in ESM mode, Vitest, and its types under node16 and nodenext
 //   4. the Nest-layer and e2e specs of the repository on Nest 12 and the packed build
 //      (the Jest project `nest12`, Jest in ESM mode; nest12-suite/ redirects the imports)
-// The type checks run one at a time in the background beside the other steps (two cores, two processes).
+// The type checks run in the background beside the other steps (two cores, two processes), one process
+// per app (scripts/type-check.cjs: one compiler start-up for its four or two module resolutions).
 // Writes nothing tracked: dist/ and test/packaging/*/node_modules are ignored.
 'use strict';
 const { spawn } = require('node:child_process');
@@ -24,7 +25,7 @@ const root = path.resolve(__dirname, '..');
 const packageDir = path.join(root, 'test', 'packaging', 'nest11');
 const nest12Dir = path.join(root, 'test', 'packaging', 'nest12');
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-const tsc = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+const typeCheck = path.join(root, 'scripts', 'type-check.cjs');
 const jest = path.join(root, 'node_modules', 'jest', 'bin', 'jest.js');
 const timings = [];
 
@@ -51,17 +52,17 @@ function node(label, args, cwd) {
   return run(label, process.execPath, args, cwd);
 }
 
-// The type checks (tsc, single-threaded, a quarter of this script's time) run one at a time in the
+// The type checks (single-threaded, a quarter of this script's time) run one at a time in the
 // background beside the light steps (node:test, npm install, the small Jest runs): two processes for two
 // cores. Their output is printed as each ends; the Nest 12 suite waits for them.
 let typeChecks = Promise.resolve();
 const typeCheckFailures = [];
-function typeCheckInBackground(label, cwd, project) {
+function typeCheckInBackground(label, cwd, projects) {
   typeChecks = typeChecks.then(
     () =>
       new Promise((resolve) => {
         const started = Date.now();
-        const child = spawn(process.execPath, [tsc, '-p', project], {
+        const child = spawn(process.execPath, [typeCheck, ...projects], {
           cwd,
           stdio: ['ignore', 'pipe', 'pipe'],
         });
@@ -70,7 +71,9 @@ function typeCheckInBackground(label, cwd, project) {
         child.stderr.on('data', (chunk) => (output += chunk));
         child.on('close', (code) => {
           timings.push(`${label} (background): ${((Date.now() - started) / 1000).toFixed(1)} s`);
-          console.log(`\n[test-packed] ${label}: ${path.relative(root, cwd)}$ tsc -p ${project}\n${output}`);
+          console.log(
+            `\n[test-packed] ${label}: ${path.relative(root, cwd)}$ type-check ${projects.join(' ')}\n${output}`,
+          );
           if (code !== 0) typeCheckFailures.push(`${label} (exit ${code})`);
           resolve();
         });
@@ -117,9 +120,11 @@ async function main() {
       packageDir,
     );
     await node('Nest 11: Jest CommonJS runtime', [jest, '-c', 'jest.config.cjs'], packageDir);
-    for (const mode of ['node10', 'node16', 'nodenext', 'bundler']) {
-      typeCheckInBackground(`Nest 11: types (${mode})`, packageDir, `types/tsconfig.${mode}.json`);
-    }
+    typeCheckInBackground(
+      'Nest 11: types (node10, node16, nodenext, bundler)',
+      packageDir,
+      ['node10', 'node16', 'nodenext', 'bundler'].map((mode) => `types/tsconfig.${mode}.json`),
+    );
     // The tarball alone, its optional peers blocked: it loads, locks and names a missing peer.
     process.env.PACKED_PACKAGE_DIR = unpacked;
     await node('without optional peers', [jest, '--selectProjects', 'packed'], root);
@@ -134,13 +139,11 @@ async function main() {
       ['install', '--no-save', '--no-audit', '--no-fund', '--prefer-offline', tarball],
       nest12Dir,
     );
-    for (const mode of ['node16', 'nodenext']) {
-      typeCheckInBackground(
-        `Nest 12: types (${mode}, ESM consumer)`,
-        nest12Dir,
-        `types/tsconfig.${mode}.json`,
-      );
-    }
+    typeCheckInBackground(
+      'Nest 12: types (node16, nodenext; ESM consumer)',
+      nest12Dir,
+      ['node16', 'nodenext'].map((mode) => `types/tsconfig.${mode}.json`),
+    );
     await node('Nest 12: node:test smoke', ['--test', '--test-reporter=spec', 'smoke.test.mjs'], nest12Dir);
     await node(
       'Nest 12 app: Jest (ESM mode)',
