@@ -1,15 +1,16 @@
 #!/usr/bin/env node
-// `npm test`: the whole suite in three steps, arranged by what each part waits on (docs/TESTING.md):
+// `npm test`: the whole suite, step by step (docs/TESTING.md):
 //
 //   1. the unit and redis projects, four Jest workers: CPU-bound on two cores
-//   2. side by side: the faults project (two files at a time) and test:packed (build, pack, Nest 11 and
-//      Nest 12 on the tarball). The fault specs mostly wait on leases, kills and failovers (a third of
-//      the CPU); test:packed is mostly CPU. Each one's output is printed whole when it ends, so the two
-//      never interleave.
-//   3. the timing project (test/faults/timing/) in band, with nothing else running: its assertions are
+//   2. the faults project, two files at a time
+//   3. test:packed (build, pack, Nest 11 and Nest 12 on the tarball)
+//   4. the timing project (test/faults/timing/) in band, with nothing else running: its assertions are
 //      about timers and CPU shares.
 //
-// Any failure fails the run; a side-by-side step reports both halves before it stops.
+// A step may list several commands to run side by side, each one's output printed whole when it ends.
+// The faults project beside test:packed saves about 50 s, but under that load redis-freeze.spec finds a
+// force-release notice channel left subscribed in about one run of four (docs/TESTING.md, runs 23 and
+// 29), a leak not understood yet; until it is, the faults project runs alone. Any failure fails the run.
 'use strict';
 const { spawn } = require('node:child_process');
 const path = require('node:path');
@@ -43,10 +44,8 @@ function run([label, args], capture) {
 /** The steps, in order; a step of several commands runs them side by side. The first failing step ends the run. */
 const STEPS = [
   [['unit + redis', [jest, '--selectProjects', 'unit', 'redis']]],
-  [
-    ['faults', [jest, '--selectProjects', 'faults', '--maxWorkers=2', '--testTimeout=120000']],
-    ['packed', [path.join(root, 'scripts', 'test-packed.cjs')]],
-  ],
+  [['faults', [jest, '--selectProjects', 'faults', '--maxWorkers=2', '--testTimeout=120000']]],
+  [['packed', [path.join(root, 'scripts', 'test-packed.cjs')]]],
   [['timing (in band, alone)', [jest, '--selectProjects', 'timing', '--runInBand', '--testTimeout=120000']]],
 ];
 
