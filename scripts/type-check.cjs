@@ -33,7 +33,8 @@ for (const project of process.argv.slice(2)) {
     options: parsed.options,
     configFileParsingDiagnostics: parsed.errors,
   });
-  const diagnostics = [...parsed.errors, ...ts.getPreEmitDiagnostics(program)];
+  // The config file's own errors included (configFileParsingDiagnostics above).
+  const diagnostics = ts.getPreEmitDiagnostics(program);
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   console.log(`${path.relative(process.cwd(), configFile)}: ${diagnostics.length} error(s), ${seconds} s`);
   if (diagnostics.length > 0) {
