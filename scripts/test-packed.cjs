@@ -53,8 +53,8 @@ function node(label, args, cwd) {
 }
 
 // The type checks (single-threaded, a quarter of this script's time) run one at a time in the
-// background beside the other steps. Their output is printed as each ends; the script waits for them
-// before it reports.
+// background beside the light steps (node:test, npm install, the small Jest runs): two processes for two
+// cores. Their output is printed as each ends; the Nest 12 suite waits for them.
 let typeChecks = Promise.resolve();
 const typeCheckFailures = [];
 function typeCheckInBackground(label, cwd, projects) {
@@ -152,8 +152,8 @@ async function main() {
     );
     await node('Nest 12 app: Vitest', [path.join('node_modules', 'vitest', 'vitest.mjs'), 'run'], nest12Dir);
 
-    // The same spec files pass in the redis project, four workers on two cores: the suite does not
-    // need the CPU to itself, and runs beside the type checks still going.
+    // The suite below has leases of a few hundred milliseconds: it gets the CPU to itself.
+    await typeChecks;
     await node(
       'Nest 12: Nest-layer and e2e specs',
       ['--experimental-vm-modules', jest, '--selectProjects', 'nest12'],
