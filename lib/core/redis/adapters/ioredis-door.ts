@@ -91,15 +91,19 @@ export class IoredisDoor implements RedisDoor {
 
   /**
    * While replies are pending, scripts leave in batches: the first corks the socket of a standalone or
-   * Sentinel connection, and the WRITE_BATCH-th call or the end of the tick uncorks it, so a batch is
-   * one write. ioredis writes each command with a syscall of its own, the largest single cost of a call
+   * Sentinel connection, and the call after the WRITE_BATCH-th or the end of the tick uncorks it, so a
+   * batch is one write. ioredis writes each command with a syscall of its own, the largest single cost of a call
    * on the client. A lone call (nothing in flight) goes out at once, as before. Unlike ioredis'
    * auto-pipelining, a batch never waits for the replies of the one before.
    */
   private coalesceWrites(): void {
-    if (this.batch) {
-      if (++this.batch.calls >= WRITE_BATCH) this.endBatch(this.batch);
-      return;
+    const open = this.batch;
+    if (open) {
+      if (open.calls < WRITE_BATCH) {
+        open.calls++;
+        return;
+      }
+      this.endBatch(open); // full: it leaves now, and this call opens the next one
     }
     const client = this.client as Redis;
     if (this.cluster || client.commandQueue.length === 0 || client.status !== 'ready') return;
@@ -273,13 +277,14 @@ function fatalReason(error: Error & { code?: string }): string | undefined {
  */
 const DISCONNECT_TIMEOUT_MS = 200;
 
-/** For connections we open: fail queued commands after a few reconnect attempts instead of 20. */
 /**
- * Calls per write batch (coalesceWrites). Measured with 64 callers: batches of 8 cut the client's CPU
- * per acquire + release by 3–9 µs and raised ops/s 3–13 %; a whole tick per batch cut the CPU as
- * much but left Redis idle while the client built the next one (25,000 → 16,500 ops/s).
+ * Calls per write batch (coalesceWrites). Measured with 64 callers (docs/BENCHMARKS.md): batches of 8
+ * took the socket writes from 23 % to 13 % of the client's CPU; a whole tick per batch cut as much but
+ * left Redis idle while the client built the next one (25,000 → 16,500 ops/s).
  */
 const WRITE_BATCH = 8;
+
+/** For connections we open: fail queued commands after a few reconnect attempts instead of 20. */
 const CLIENT_DEFAULTS: RedisOptions = { maxRetriesPerRequest: 3, disconnectTimeout: DISCONNECT_TIMEOUT_MS };
 
 /**
