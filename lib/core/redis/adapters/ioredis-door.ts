@@ -92,9 +92,9 @@ export class IoredisDoor implements RedisDoor {
   /**
    * While replies are pending, scripts leave in batches: the first corks the socket of a standalone or
    * Sentinel connection, and the call after the WRITE_BATCH-th or the end of the tick uncorks it, so a
-   * batch is one write. ioredis writes each command with a syscall of its own, the largest single cost of a call
-   * on the client. A lone call (nothing in flight) goes out at once, as before. Unlike ioredis'
-   * auto-pipelining, a batch never waits for the replies of the one before.
+   * batch is one write. ioredis writes each command with a syscall of its own, the largest single cost
+   * of a call on the client. A lone call (nothing in flight) goes out at once, as before. Unlike
+   * ioredis' auto-pipelining, a batch never waits for the replies of the one before.
    */
   private coalesceWrites(): void {
     const open = this.batch;
@@ -105,9 +105,13 @@ export class IoredisDoor implements RedisDoor {
       }
       this.endBatch(open); // full: it leaves now, and this call opens the next one
     }
-    const client = this.client as Redis;
-    if (this.cluster || client.commandQueue.length === 0 || client.status !== 'ready') return;
-    const batch = { stream: client.stream, calls: 1 };
+    // Read as optional: a client shaped like ioredis without its internals (a test double) sends
+    // every call at once.
+    const client = this.client as Partial<Pick<Redis, 'commandQueue' | 'stream' | 'status'>>;
+    const stream = client.stream;
+    if (this.cluster || client.status !== 'ready' || !client.commandQueue?.length) return;
+    if (typeof stream?.cork !== 'function') return;
+    const batch = { stream, calls: 1 };
     this.batch = batch;
     batch.stream.cork();
     process.nextTick(() => this.endBatch(batch));
