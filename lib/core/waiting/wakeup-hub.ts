@@ -81,12 +81,7 @@ export class WakeupHub {
 
   /** Stops listening on `channel` (the engine holds nothing a notice could be about). */
   unlisten(channel: string): void {
-    if (!this.patterns.delete(channel) || !this.subscribers || this.closed) return;
-    for (const sub of this.subscribers) {
-      // A dead connection has no subscription left; a SUBSCRIBE its client re-sends on the next
-      // one is undone when confirmed (subscribeOn).
-      sub.unsubscribe(channel, false).catch(() => undefined);
-    }
+    if (this.patterns.delete(channel)) this.unsubscribeEverywhere(channel, false);
   }
 
   /**
@@ -124,10 +119,16 @@ export class WakeupHub {
     if (!state || !state.members.delete(member)) return;
     if (--state.refs > 0) return;
     this.channels.delete(channel);
+    this.unsubscribeEverywhere(channel, state.sharded);
+  }
+
+  /** Drops `channel` on every subscriber connection (none open yet, or closed: nothing to drop). */
+  private unsubscribeEverywhere(channel: string, sharded: boolean): void {
     if (!this.subscribers || this.closed) return;
     for (const sub of this.subscribers) {
-      // A dead connection has no subscription left to drop (a re-sent SUBSCRIBE: see subscribeOn).
-      sub.unsubscribe(channel, state.sharded).catch(() => undefined);
+      // A dead connection has no subscription left; a SUBSCRIBE its client re-sends on the next
+      // one is undone when confirmed (subscribeOn).
+      sub.unsubscribe(channel, sharded).catch(() => undefined);
     }
   }
 

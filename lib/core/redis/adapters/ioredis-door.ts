@@ -28,8 +28,8 @@ export class IoredisDoor implements RedisDoor {
   readonly cluster: boolean;
   readonly ridesOutFailover: boolean;
   readonly label: string;
-  /** The open write batch: its corked socket and its calls so far (coalesceWrites). */
-  private batch?: { stream: Redis['stream']; calls: number };
+  /** The open write batch (coalesceWrites). */
+  private batch?: WriteBatch;
 
   constructor(
     readonly client: IoredisClient,
@@ -111,13 +111,13 @@ export class IoredisDoor implements RedisDoor {
     const stream = client.stream;
     if (this.cluster || client.status !== 'ready' || !client.commandQueue?.length) return;
     if (typeof stream?.cork !== 'function') return;
-    const batch = { stream, calls: 1 };
+    const batch: WriteBatch = { stream, calls: 1 };
     this.batch = batch;
     batch.stream.cork();
     process.nextTick(() => this.endBatch(batch));
   }
 
-  private endBatch(batch: { stream: Redis['stream']; calls: number }): void {
+  private endBatch(batch: WriteBatch): void {
     if (this.batch !== batch) return; // ended already
     this.batch = undefined;
     batch.stream.uncork();
@@ -152,6 +152,13 @@ export class IoredisDoor implements RedisDoor {
     if (!node) throw new LockRedisError(`No connection to the master of the slot of ${routeKey}`);
     return node as unknown as RawCommands;
   }
+}
+
+/** Scripts sent on a corked socket, to leave in one write (IoredisDoor.coalesceWrites). */
+interface WriteBatch {
+  readonly stream: Redis['stream'];
+  /** Calls in it so far (at most WRITE_BATCH). */
+  calls: number;
 }
 
 /** The ioredis commands the door sends, with the array arguments ioredis flattens (its types do not say so). */
