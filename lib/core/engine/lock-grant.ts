@@ -434,6 +434,22 @@ export class HeldLocks {
   }
 
   /**
+   * The longest remaining lease, in ms, of this engine's live grants of `lockName`; -1 when it holds
+   * none. What a local waiter, which never asked Redis, reports as the holder's remaining lease.
+   */
+  remainingLeaseOf(lockName: string): number {
+    if (!this.byLock.has(lockName)) return -1;
+    const now = monotonicMs();
+    let longest = -1;
+    for (const grant of this.grants) {
+      if (grant.active && grant.names.lock === lockName) {
+        longest = Math.max(longest, Math.ceil(grant.expiresAt - now));
+      }
+    }
+    return longest;
+  }
+
+  /**
    * Releases one hold of `grant` in Redis: the path of every release (handles, and close()).
    * Resolves false, never throws, when the hold was no longer held or Redis failed (then retried in
    * the background until the lease would have ended anyway: a failover can outlast one command timeout).

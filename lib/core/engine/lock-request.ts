@@ -453,6 +453,9 @@ export class Acquisition {
 
   private timedOut(): LockHandle | null {
     if (this.wait.pending) return this.takeHanded();
+    // Waited behind a holder of this process without asking Redis: its lease is known here.
+    if (this.wait.retryAfterMs < 0)
+      this.wait.retryAfterMs = this.ctx.held.remainingLeaseOf(this.req.names.lock);
     return this.wait.timedOut(
       this.req.key,
       (waited) => this.busyReason && `${this.busyReason}; gave up after ${Math.round(waited)} ms`,

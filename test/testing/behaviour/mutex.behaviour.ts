@@ -41,6 +41,19 @@ export function describeMutexBehaviour(env: () => BehaviourEnv): void {
       await held.release();
     });
 
+    it('carries the holder lease too when the holder is in the same process (a local wait)', async () => {
+      const a = env().engine();
+      const key = freshKey('timeout-local');
+      const held = await a.acquire(key, { leaseMs: 60_000 });
+      // Not inside runInLock/using: a caller of another async context, waiting behind the holder.
+      const err = await a.acquire(key, { waitMs: 30 }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(LockNotAcquiredError);
+      const { retryAfterMs } = err as LockNotAcquiredError;
+      expect(retryAfterMs).toBeGreaterThan(1000);
+      expect(retryAfterMs).toBeLessThanOrEqual(60_000);
+      await held.release();
+    });
+
     it('resolves tryAcquire to null when busy instead of throwing', async () => {
       const [a, b] = [env().engine(), env().engine()];
       const key = freshKey('try');
