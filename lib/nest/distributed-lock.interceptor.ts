@@ -74,7 +74,11 @@ export class DistributedLockInterceptor implements NestInterceptor {
       case 'SERVICE_UNAVAILABLE':
         return this.createUnavailableException(context, error as LockError);
       case 'BAD_USER_INPUT':
-        return new BadRequestException((error as Error).message, { cause: error });
+        // `description` keeps Nest's usual `error: 'Bad Request'` in the body, which `cause` alone drops.
+        return new BadRequestException((error as Error).message, {
+          cause: error,
+          description: 'Bad Request',
+        });
       default:
         return error; // any other lock error is a bug, not the client's doing: Nest answers 500
     }

@@ -134,6 +134,8 @@ describe.each(PLATFORMS)('HTTP face on %s', (platform) => {
   it('answers 400 when request data makes the lock key invalid (600-character segment)', async () => {
     const bad = await fetch(`${base}/named?name=${'x'.repeat(600)}`);
     expect(bad.status).toBe(400);
+    // Nest's usual body for a 400, with the reason in `message`.
+    expect(await bad.json()).toEqual({ statusCode: 400, error: 'Bad Request', message: expect.any(String) });
     const good = await fetch(`${base}/named?name=${'x'.repeat(6)}`);
     expect(good.status).toBe(200);
   });

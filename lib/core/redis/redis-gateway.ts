@@ -240,7 +240,7 @@ export class PendingScript<Reply> implements Deadline {
     const userKey = this.call?.userKey;
     this.reject(
       new LockRedisError(
-        `Redis did not answer ${this.script.name} within ${this.limit} ms` +
+        `Redis did not answer ${this.script.name} within ${Math.ceil(this.limit)} ms` +
           (userKey === undefined ? '' : ` for lock ${quoteKey(userKey)}`),
         userKey,
       ),

@@ -1,0 +1,45 @@
+import { createHook } from 'node:async_hooks';
+
+/** What a leak check follows: timers and TCP sockets and servers. */
+const TRACKED = new Set(['Timeout', 'TCPWRAP', 'TCPSERVERWRAP']);
+
+/** Resources created while a tracker was on and still alive. */
+export interface NewResources {
+  /** The types of those still alive, e.g. `['Timeout', 'TCPWRAP']`; empty when all are gone. */
+  alive(): string[];
+  /** Stops following new resources. */
+  stop(): void;
+}
+
+/**
+ * Follows, by identity, every timer and TCP handle created from now on in this process.
+ *
+ * A count of the process' resources (`process.getActiveResourcesInfo()`) before and after mixes
+ * in what already existed: a timer of the harness that ends meanwhile makes the counts differ
+ * with nothing leaked, or hides a leaked one. This follows only what is created after the call.
+ * A timer counts as gone once it fired or was cleared (`_destroyed`, set at once; the destroy
+ * hook comes a moment later); a handle once it closed.
+ */
+export function trackNewResources(): NewResources {
+  const live = new Map<number, { type: string; resource: object }>();
+  const hook = createHook({
+    init(asyncId, type, _trigger, resource) {
+      if (TRACKED.has(type)) live.set(asyncId, { type, resource });
+    },
+    destroy(asyncId) {
+      live.delete(asyncId);
+    },
+  }).enable();
+  return {
+    alive: () =>
+      [...live.values()]
+        .filter(
+          ({ type, resource }) => type !== 'Timeout' || !(resource as { _destroyed?: boolean })._destroyed,
+        )
+        .map(({ type }) => type)
+        .sort(),
+    stop: () => {
+      hook.disable();
+    },
+  };
+}
