@@ -1,6 +1,12 @@
 import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host';
 import { lastValueFrom, of, throwError } from 'rxjs';
-import { DistributedLockInterceptor, LockedException, LockNotAcquiredError, LockRedisError } from '../../lib';
+import {
+  DistributedLockInterceptor,
+  LockedException,
+  LockNotAcquiredError,
+  LockRedisError,
+  LockServiceClosedError,
+} from '../../lib';
 import { ServiceUnavailableException } from '@nestjs/common';
 
 /** An execution context of the given type; for HTTP, a request object and a response that records headers. */
@@ -48,6 +54,18 @@ describe('DistributedLockInterceptor', () => {
     ).catch((e: unknown) => e);
     expect(thrown).toBeInstanceOf(ServiceUnavailableException);
     expect((thrown as ServiceUnavailableException).cause).toBe(down);
+  });
+
+  it('turns "shutting down" into 503 over HTTP, not 423, though the error is a LockNotAcquiredError', async () => {
+    const { context, headers } = contextOf('http');
+    const closing = new LockServiceClosedError('shutting down', 'k');
+    expect(closing).toBeInstanceOf(LockNotAcquiredError); // what a `catch` for "not acquired" still sees
+    const thrown = await lastValueFrom(interceptor.intercept(context, failWith(closing))).catch(
+      (e: unknown) => e,
+    );
+    expect(thrown).toBeInstanceOf(ServiceUnavailableException);
+    expect((thrown as ServiceUnavailableException).cause).toBe(closing);
+    expect(headers).toEqual({});
   });
 
   it('passes results and other errors through untouched', async () => {

@@ -1,4 +1,5 @@
-import { Injectable, Module, type OnModuleInit } from '@nestjs/common';
+import * as http from 'node:http';
+import { Controller, Get, Injectable, Module, Param, type OnModuleInit } from '@nestjs/common';
 import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import type Redis from 'ioredis';
@@ -14,7 +15,7 @@ import {
 import { closeClient, redisClient } from '../support/redis-assertions';
 import { startRedis, type RedisServerProcess } from '../support/redis-server';
 import { sleep, waitUntil } from '../support/wait';
-import { closeApps, startApp, uniquePrefix } from '../support/nest-env';
+import { baseUrl, closeApps, PLATFORMS, startApp, uniquePrefix } from '../support/nest-env';
 
 /** What a running job saw. */
 interface JobRecord {
@@ -121,6 +122,62 @@ describe('app.close() drains running critical sections', () => {
     expect(job.reason).toBeInstanceOf(LockLostError);
     expect((job.reason as LockLostError).reason).toBe('closed');
     expect(await lockKey(prefix)).toBe(0);
+  });
+});
+
+/**
+ * GET on a connection of its own that closes with the response (`agent: false`). A keep-alive connection
+ * (fetch's) would hold the server's close() until its keep-alive timeout: 5 s on Express, 72 s on Fastify.
+ */
+function getOnce(url: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(url, { agent: false }, (res) => {
+        let body = '';
+        res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      })
+      .on('error', reject);
+  });
+}
+
+/** A route whose 600 ms critical section makes a second request on the same key wait. */
+@Controller('drain')
+class DrainController {
+  @Get(':id')
+  @DistributedLock({ key: 'drain:http', waitMs: 10_000 })
+  async serve(@Param('id') id: string): Promise<{ id: string }> {
+    await sleep(600);
+    return { id };
+  }
+}
+
+describe.each(PLATFORMS)('app.close() on %s with requests in flight', (platform) => {
+  it('serves a request that was waiting for the lock when close() began (Nest closes HTTP first)', async () => {
+    const prefix = uniquePrefix('drain-http');
+    const app = await startApp(
+      {
+        imports: [DistributedLockModule.forRoot({ redis: server.url, keyPrefix: prefix })],
+        controllers: [DrainController],
+      },
+      { platform, listen: true },
+    );
+    const base = await baseUrl(app);
+    try {
+      const locks = app.get(DistributedLockService);
+      const first = getOnce(`${base}/drain/1`);
+      await waitUntil(() => locks.stats().held === 1, { description: 'the first request to hold the lock' });
+      const second = getOnce(`${base}/drain/2`);
+      await waitUntil(() => locks.stats().waitingLocks === 1, { description: 'the second request to wait' });
+      const closed = app.close();
+      const answers = await Promise.all([first, second]);
+      expect(answers.map((a) => a.status)).toEqual([200, 200]);
+      expect(JSON.parse(answers[1].body)).toEqual({ id: '2' });
+      await closed;
+      expect(await probe.keys(`${prefix}*drain:http*`)).not.toContainEqual(expect.stringMatching(/:m$/));
+    } finally {
+      await closeApps(app);
+    }
   });
 });
 

@@ -30,10 +30,11 @@ export interface LockErrorAnswer {
  * 423 / 503 / 400, and the codes outside HTTP); undefined when `error` is not a lock error.
  */
 export function lockErrorCode(error: unknown): LockErrorCode | undefined {
-  if (error instanceof LockNotAcquiredError) return 'LOCKED';
   // Redis down or failing, or the service shutting down (closing before Redis answers is no lock).
+  // Before "busy": LockServiceClosedError is a LockNotAcquiredError too.
   if (error instanceof LockRedisError || error instanceof LockServiceClosedError)
     return 'SERVICE_UNAVAILABLE';
+  if (error instanceof LockNotAcquiredError) return 'LOCKED';
   if (isLockKeyError(error)) return 'BAD_USER_INPUT';
   if (error instanceof LockError) return 'INTERNAL_SERVER_ERROR';
   return undefined;
