@@ -66,11 +66,21 @@ beforeEach(() =>
   Object.assign(job, { started: false, ended: false, abortedWhileRunning: false, reason: undefined }),
 );
 
-/** A short watchdog lease: a lock that is not renewed during the drain would expire in it. */
+/**
+ * A watchdog lease shorter than the 1.5 s job: a lock that is not renewed during the drain would expire
+ * in it. Renewed every 200 ms, so an event loop held up to ~800 ms on a loaded machine still renews in
+ * time (with 400 ms, renewed every 133 ms, a fresh-clone run lost it once: run 42).
+ */
 const startJobsApp = (prefix: string, drainMs?: number) =>
   startApp({
     imports: [
-      DistributedLockModule.forRoot({ redis: server.url, keyPrefix: prefix, watchdogLeaseMs: 400, drainMs }),
+      DistributedLockModule.forRoot({
+        redis: server.url,
+        keyPrefix: prefix,
+        watchdogLeaseMs: 1_000,
+        renewEveryMs: 200,
+        drainMs,
+      }),
     ],
     providers: [Jobs],
   });
@@ -103,7 +113,7 @@ describe('app.close() drains running critical sections', () => {
     await expect(running).resolves.toBe('drain:job');
     await closed;
     expect(seen.length).toBeGreaterThan(10);
-    // Present at every look while the job ran (the 400 ms lease was renewed through the drain).
+    // Present at every look while the job ran (the 1 s lease was renewed through the drain).
     expect(seen.filter((n) => n !== 1)).toEqual([]);
     expect(job.abortedWhileRunning).toBe(false);
     expect(await lockKey(prefix)).toBe(0);
