@@ -1,23 +1,19 @@
 #!/usr/bin/env node
 // `npm run test:packed` (part of `npm test`): the library as users get it — built, packed, installed
 // from the tarball — on Nest 11 and on Nest 12, loaded as CommonJS and as ES modules.
-// In two halves, which `npm test` runs in different steps (--phase=nest11 | nest12, --pack-dir):
-// the first half
-//   1. npm run build, npm pack → the pack folder (exactly the files a user downloads)
-//   2. nest11/ (in test/packaging/, like everything this runs): the tarball unpacked into its
-//      node_modules (Nest 11 from the root node_modules):
+//   1. npm run build, npm pack → a temp dir (exactly the files a user downloads)
+// Everything it runs lives in test/packaging/:
+//   2. nest11/: the tarball unpacked into its node_modules (Nest 11 from the root node_modules):
 //        dual-load.test.mjs   require() and import in one process give the same classes
 //        jest-cjs.test.cjs    Jest's CommonJS runtime (what Nest 11 apps' tests use)
 //        types/               the .d.ts / .d.mts / .d.cts under node10, node16, nodenext and bundler, skipLibCheck off
 //      and packed/ (the Jest project `packed`): the tarball with its optional peers blocked
-//      Meanwhile the Nest 12 app's npm ci, when stale.
-// the second half
-//   3. nest12/ (an ESM-only Nest 12 app): the tarball installed with --no-save;
+//   3. nest12/ (an ESM-only Nest 12 app): npm ci when stale, the tarball installed with --no-save;
 //        node:test smoke, Jest in ESM mode, Vitest, and its types under node16 and nodenext
 //   4. the Nest-layer and e2e specs of the repository on Nest 12 and the packed build
 //      (the Jest project `nest12`, Jest in ESM mode; nest12-suite/ redirects the imports)
-// The type checks run in the background beside the other steps of their half, one process per app
-// (scripts/type-check.cjs: one compiler start-up for its four or two module resolutions).
+// The type checks run in the background beside the other steps (two cores, two processes), one process
+// per app (scripts/type-check.cjs: one compiler start-up for its four or two module resolutions).
 // Writes nothing tracked: dist/ and test/packaging/*/node_modules are ignored.
 'use strict';
 const { spawn } = require('node:child_process');
@@ -96,118 +92,76 @@ async function npmCiIfStale(dir) {
   if (!fresh) await run('npm ci (test/packaging/nest12)', npm, ['ci', '--no-audit', '--no-fund'], dir);
 }
 
-/** The tarball in `packDir`, packed from the current build (build, then pack). */
-async function buildAndPack(packDir) {
-  await run('build', npm, ['run', 'build'], root);
-  const packed = JSON.parse(
-    await run('pack', npm, ['pack', '--json', '--pack-destination', packDir], root, { capture: true }),
-  );
-  return path.join(packDir, packed[0].filename);
-}
-
-/** Step 2: the tarball unpacked into the Nest 11 app, and alone with its optional peers blocked. */
-async function nest11(tarball) {
-  const unpacked = path.join(packageDir, 'node_modules', 'nestjs-distributed-lock');
-  fs.rmSync(unpacked, { recursive: true, force: true });
-  fs.mkdirSync(unpacked, { recursive: true });
-  await run(
-    'unpack (test/packaging/nest11)',
-    'tar',
-    ['xzf', tarball, '-C', unpacked, '--strip-components=1'],
-    root,
-  );
-  await node(
-    'Nest 11: require and import in one process',
-    ['--test', '--test-reporter=spec', 'dual-load.test.mjs'],
-    packageDir,
-  );
-  await node('Nest 11: Jest CommonJS runtime', [jest, '-c', 'jest.config.cjs'], packageDir);
-  typeCheckInBackground(
-    'Nest 11: types (node10, node16, nodenext, bundler)',
-    packageDir,
-    ['node10', 'node16', 'nodenext', 'bundler'].map((mode) => `types/tsconfig.${mode}.json`),
-  );
-  // The tarball alone, its optional peers blocked: it loads, locks and names a missing peer.
-  process.env.PACKED_PACKAGE_DIR = unpacked;
-  await node('without optional peers', [jest, '--selectProjects', 'packed'], root);
-  delete process.env.PACKED_PACKAGE_DIR;
-}
-
-/** Steps 3 and 4: the tarball installed into the ESM-only Nest 12 app, then the repository's Nest suite on it. */
-async function nest12(tarball) {
-  await run(
-    'install tarball (test/packaging/nest12)',
-    npm,
-    // --prefer-offline: the app's dependencies were just installed, so npm resolves them (and checks
-    // the tarball's peer ranges against Nest 12) from its cache instead of asking the registry again.
-    ['install', '--no-save', '--no-audit', '--no-fund', '--prefer-offline', tarball],
-    nest12Dir,
-  );
-  typeCheckInBackground(
-    'Nest 12: types (node16, nodenext; ESM consumer)',
-    nest12Dir,
-    ['node16', 'nodenext'].map((mode) => `types/tsconfig.${mode}.json`),
-  );
-  await node('Nest 12: node:test smoke', ['--test', '--test-reporter=spec', 'smoke.test.mjs'], nest12Dir);
-  await node(
-    'Nest 12 app: Jest (ESM mode)',
-    ['--experimental-vm-modules', path.join('node_modules', 'jest', 'bin', 'jest.js')],
-    nest12Dir,
-  );
-  await node('Nest 12 app: Vitest', [path.join('node_modules', 'vitest', 'vitest.mjs'), 'run'], nest12Dir);
-
-  // The suite below has leases of a few hundred milliseconds: it does not share the cores with the
-  // type checks.
-  await typeChecks;
-  await node(
-    'Nest 12: Nest-layer and e2e specs',
-    ['--experimental-vm-modules', jest, '--selectProjects', 'nest12'],
-    root,
-  );
-}
-
-/**
- * `--phase=nest11` or `--phase=nest12` runs one half (scripts/test.cjs runs them in different steps of
- * `npm test`), with the tarball in `--pack-dir`: the first half builds and packs it there, the second
- * finds it there. Without `--phase`, both halves, in a temporary folder.
- */
-function parseArgs(argv) {
-  const value = (name) => argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
-  const phase = value('phase') ?? 'all';
-  if (!['all', 'nest11', 'nest12'].includes(phase))
-    throw new Error(`--phase must be nest11 or nest12, not ${phase}`);
-  const packDir = value('pack-dir');
-  if (phase !== 'all' && !packDir) throw new Error('--phase needs --pack-dir=<folder for the tarball>');
-  return { phase, packDir };
-}
-
-/** The one tarball `nest11` packed into `packDir`. */
-function packedTarball(packDir) {
-  const tarballs = fs.readdirSync(packDir).filter((name) => name.endsWith('.tgz'));
-  if (tarballs.length !== 1) throw new Error(`expected one tarball in ${packDir}, found ${tarballs.length}`);
-  return path.join(packDir, tarballs[0]);
-}
-
 async function main() {
-  const { phase, packDir: given } = parseArgs(process.argv.slice(2));
-  const packDir = given ?? fs.mkdtempSync(path.join(os.tmpdir(), 'nestjs-distributed-lock-pack-'));
+  const packDir = fs.mkdtempSync(path.join(os.tmpdir(), 'nestjs-distributed-lock-pack-'));
+  // The Nest 12 app's install waits on the network and the disk, not on the build: it starts now and
+  // is awaited where the Nest 12 steps begin (a failure is reported there, not as an unhandled one).
+  const nest12Install = npmCiIfStale(nest12Dir);
+  nest12Install.catch(() => undefined);
   try {
-    if (phase === 'nest12') {
-      await npmCiIfStale(nest12Dir); // done by the first half already, unless run on its own
-      await nest12(packedTarball(packDir));
-    } else {
-      // The Nest 12 app's install waits on the network and the disk, not on the build: it starts now and
-      // is awaited where this half ends (a failure is reported there, not as an unhandled one).
-      const nest12Install = npmCiIfStale(nest12Dir);
-      nest12Install.catch(() => undefined);
-      const tarball = await buildAndPack(packDir);
-      await nest11(tarball);
-      await nest12Install;
-      if (phase === 'all') await nest12(tarball);
-    }
+    await run('build', npm, ['run', 'build'], root);
+    const packed = JSON.parse(
+      await run('pack', npm, ['pack', '--json', '--pack-destination', packDir], root, { capture: true }),
+    );
+    const tarball = path.join(packDir, packed[0].filename);
+
+    const unpacked = path.join(packageDir, 'node_modules', 'nestjs-distributed-lock');
+    fs.rmSync(unpacked, { recursive: true, force: true });
+    fs.mkdirSync(unpacked, { recursive: true });
+    await run(
+      'unpack (test/packaging/nest11)',
+      'tar',
+      ['xzf', tarball, '-C', unpacked, '--strip-components=1'],
+      root,
+    );
+    await node(
+      'Nest 11: require and import in one process',
+      ['--test', '--test-reporter=spec', 'dual-load.test.mjs'],
+      packageDir,
+    );
+    await node('Nest 11: Jest CommonJS runtime', [jest, '-c', 'jest.config.cjs'], packageDir);
+    typeCheckInBackground(
+      'Nest 11: types (node10, node16, nodenext, bundler)',
+      packageDir,
+      ['node10', 'node16', 'nodenext', 'bundler'].map((mode) => `types/tsconfig.${mode}.json`),
+    );
+    // The tarball alone, its optional peers blocked: it loads, locks and names a missing peer.
+    process.env.PACKED_PACKAGE_DIR = unpacked;
+    await node('without optional peers', [jest, '--selectProjects', 'packed'], root);
+    delete process.env.PACKED_PACKAGE_DIR;
+
+    await nest12Install;
+    await run(
+      'install tarball (test/packaging/nest12)',
+      npm,
+      // --prefer-offline: the app's dependencies were just installed, so npm resolves them (and checks
+      // the tarball's peer ranges against Nest 12) from its cache instead of asking the registry again.
+      ['install', '--no-save', '--no-audit', '--no-fund', '--prefer-offline', tarball],
+      nest12Dir,
+    );
+    typeCheckInBackground(
+      'Nest 12: types (node16, nodenext; ESM consumer)',
+      nest12Dir,
+      ['node16', 'nodenext'].map((mode) => `types/tsconfig.${mode}.json`),
+    );
+    await node('Nest 12: node:test smoke', ['--test', '--test-reporter=spec', 'smoke.test.mjs'], nest12Dir);
+    await node(
+      'Nest 12 app: Jest (ESM mode)',
+      ['--experimental-vm-modules', path.join('node_modules', 'jest', 'bin', 'jest.js')],
+      nest12Dir,
+    );
+    await node('Nest 12 app: Vitest', [path.join('node_modules', 'vitest', 'vitest.mjs'), 'run'], nest12Dir);
+
+    // The suite below has leases of a few hundred milliseconds: it gets the CPU to itself.
+    await typeChecks;
+    await node(
+      'Nest 12: Nest-layer and e2e specs',
+      ['--experimental-vm-modules', jest, '--selectProjects', 'nest12'],
+      root,
+    );
   } finally {
     await typeChecks;
-    if (!given) fs.rmSync(packDir, { recursive: true, force: true });
+    fs.rmSync(packDir, { recursive: true, force: true });
   }
   if (typeCheckFailures.length > 0) {
     console.error(`[test-packed] FAILED: ${typeCheckFailures.join(', ')}`);

@@ -2,45 +2,32 @@
 // `npm test`: the whole suite in three steps, arranged by what each part waits on (docs/TESTING.md):
 //
 //   1. the unit and redis projects, four Jest workers: CPU-bound on two cores
-//   2. side by side: the faults project (two files at a time) and the first half of test:packed (build,
-//      pack, Nest 11 on the tarball). The fault specs mostly wait on leases, kills and failovers (a third
-//      of the CPU); test:packed is mostly CPU.
-//   3. side by side: the timing project (test/faults/timing/) in band, and the second half of
-//      test:packed (Nest 12 on the tarball) at the lowest CPU priority (nice 19). The timing specs'
-//      assertions are about timers and CPU shares and they leave the cores ~95 % idle; at nice 19 the
-//      packed half gets only what they leave (a weight of 15 against their 1024 when both want a core).
-// A side-by-side step prints each command's output whole when it ends, so they never interleave.
+//   2. side by side: the faults project (two files at a time) and test:packed (build, pack, Nest 11 and
+//      Nest 12 on the tarball). The fault specs mostly wait on leases, kills and failovers (a third of
+//      the CPU); test:packed is mostly CPU. Each one's output is printed whole when it ends, so the two
+//      never interleave.
+//   3. the timing project (test/faults/timing/) in band, with nothing else running: its assertions are
+//      about timers and CPU shares.
 //
 // Any failure fails the run; a side-by-side step reports both halves before it stops.
 // (Runs 30-34 had the faults project alone, while a notice channel that redis-freeze.spec found still
 // subscribed was taken for a leak: it was the spec helper reading Redis twice. docs/TESTING.md.)
 'use strict';
 const { spawn } = require('node:child_process');
-const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
 
 const root = path.resolve(__dirname, '..');
 const jest = path.join(root, 'node_modules', 'jest', 'bin', 'jest.js');
 const timings = [];
 const startedAt = Date.now();
-// The tarball the first half of test:packed packs and the second installs.
-const packDir = fs.mkdtempSync(path.join(os.tmpdir(), 'nestjs-distributed-lock-pack-'));
-const packed = path.join(root, 'scripts', 'test-packed.cjs');
-process.on('exit', () => fs.rmSync(packDir, { recursive: true, force: true }));
 
-/**
- * Runs one command (at `nice` when given: it and every process it starts); its output is inherited, or
- * captured and printed whole when it ends. Resolves null, or what failed.
- */
-function run([label, args, nice], capture) {
+/** Runs one command; its output is inherited, or captured and printed whole when it ends. Resolves null, or what failed. */
+function run([label, args], capture) {
   const started = Date.now();
   const child = spawn(process.execPath, args, {
     cwd: root,
     stdio: capture ? ['ignore', 'pipe', 'pipe'] : 'inherit',
   });
-  // Set before the child has loaded Node, so the processes it starts inherit it.
-  if (nice !== undefined && child.pid !== undefined) os.setPriority(child.pid, nice);
   let output = '';
   child.stdout?.on('data', (chunk) => (output += chunk));
   child.stderr?.on('data', (chunk) => (output += chunk));
@@ -60,12 +47,9 @@ const STEPS = [
   [['unit + redis', [jest, '--selectProjects', 'unit', 'redis']]],
   [
     ['faults', [jest, '--selectProjects', 'faults', '--maxWorkers=2', '--testTimeout=120000']],
-    ['packed: build, pack, Nest 11', [packed, '--phase=nest11', `--pack-dir=${packDir}`]],
+    ['packed', [path.join(root, 'scripts', 'test-packed.cjs')]],
   ],
-  [
-    ['timing (in band)', [jest, '--selectProjects', 'timing', '--runInBand', '--testTimeout=120000']],
-    ['packed: Nest 12 (nice 19)', [packed, '--phase=nest12', `--pack-dir=${packDir}`], 19],
-  ],
+  [['timing (in band, alone)', [jest, '--selectProjects', 'timing', '--runInBand', '--testTimeout=120000']]],
 ];
 
 async function main() {
