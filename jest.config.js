@@ -38,6 +38,8 @@ module.exports = {
   // Most specs wait on Redis, child processes and timers rather than on the CPU: more workers than
   // the 2 cores keeps both busy.
   maxWorkers: 4,
+  // Jest's order, plus `@slow` spec files first on a cold cache (a fresh clone, CI).
+  testSequencer: '<rootDir>/test/support/sequencer.cjs',
   // Run-wide, like maxWorkers (Jest reads no per-project timeout); test:faults passes 120 s.
   testTimeout: 60_000,
   projects: [

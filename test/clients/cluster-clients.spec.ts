@@ -4,6 +4,8 @@
  * pub/sub (SSUBSCRIBE on the master of the lock's slot) for locks on each of the 3 masters — with
  * a 60 s backoff and a 10 min lease, only the release's message can end the wait in time. An
  * iovalkey Cluster (no sharded subscribers of its own) is the case this guards.
+ *
+ * @slow a Cluster and the behaviour suite for five client families (~20-30 s): scheduled first on a cold Jest cache (test/support/sequencer.cjs).
  */
 import { KeySpace } from '../../lib/core';
 import { keySlot } from '../support/cluster-slots';

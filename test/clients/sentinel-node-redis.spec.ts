@@ -3,6 +3,8 @@
  * (real processes). The shared behaviour suite with every engine on a RedisSentinel client, a
  * waiter woken by the release message, WAIT replica acks, and a real failover (the master
  * SIGKILLed): locking resumes on the promoted master, with tokens above the ones before it.
+ *
+ * @slow six server processes, the behaviour suite twice and a failover (~45 s): scheduled first on a cold Jest cache (test/support/sequencer.cjs).
  */
 import type { LockHandle } from '../../lib/core/engine/lock-grant';
 import { nextEvent, track } from '../support/lock-env';

@@ -6,6 +6,8 @@ import * as ts from 'typescript';
  * Every ```ts block of README.md type-checks as written (each block is a whole file, imports
  * included), with the repository's compiler options; `nestjs-distributed-lock` and its subpaths
  * resolve to lib/. The blocks live only in memory.
+ *
+ * @slow a TypeScript program of every README block (~12 s): scheduled first on a cold Jest cache (test/support/sequencer.cjs).
  */
 const ROOT = path.resolve(__dirname, '..', '..');
 const DIR = path.join(ROOT, 'test', 'docs', '__readme__');

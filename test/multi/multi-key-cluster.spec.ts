@@ -3,6 +3,8 @@
  * call on that slot's master, keys in different slots are taken slot group by slot group, a
  * failure in a later group gives back the earlier ones, and processes locking [a, b] / [b, a]
  * across slots and random subsets neither deadlock nor lose updates.
+ *
+ * @slow a Cluster and worker processes (~17 s): scheduled first on a cold Jest cache (test/support/sequencer.cjs).
  */
 import { Cluster } from 'ioredis';
 import { createLockEngine, KeySpace, LockEngine, LockWrongTypeError } from '../../lib/core';

@@ -3,6 +3,8 @@
  * [b, a], then others lock random subsets of five keys in random order, each section doing a
  * non-atomic read-modify-write of every locked key. No update may be lost, tokens strictly
  * increase per key, and every call gets its locks within its waitMs (a deadlock would time out).
+ *
+ * @slow groups of worker processes (~35 s): scheduled first on a cold Jest cache (test/support/sequencer.cjs).
  */
 import { uniqueKey, useLockEnv } from '../support/lock-env';
 import { expectConsistent, runMultiWorkers } from '../support/multi-workers';

@@ -2,6 +2,8 @@
  * An abort wins over an in-flight grant (issue 18, point 7): the caller aborts while the command
  * that wins the lock is on its way (300 ms of latency through the loopback TCP proxy). The call
  * rejects with the abort's reason, and the grant is given back: nobody holds the lock afterwards.
+ *
+ * @slow latency through a proxy (~14 s): scheduled first on a cold Jest cache (test/support/sequencer.cjs).
  */
 import { KeySpace } from '../../lib/core/kinds/lock-kind';
 import { uniqueKey, useLockEnv } from '../support/lock-env';

@@ -5,6 +5,8 @@
  * ends a Node process by default. Here the answer is held back by a loopback TCP proxy while the
  * engine closes; nothing may reject unhandled, and the subscriptions must be back in
  * place after the reconnect (a waiter is woken by a release, a force release reaches the holder).
+ *
+ * @slow reconnects through a proxy (~14 s): scheduled first on a cold Jest cache (test/support/sequencer.cjs).
  */
 import { LockLostError } from '../../lib/core';
 import { redisCommand } from '../support/redis-command';
