@@ -103,7 +103,11 @@ export class DistributedLockInterceptor implements NestInterceptor {
       // Escaped: a key in the message (user data) cannot forge log lines.
       this.logger.warn(`Answering 503: ${escapeForLog(error.message)}`);
     }
-    return new ServiceUnavailableException(LOCK_UNAVAILABLE_MESSAGE, { cause: error });
+    // `description` keeps Nest's usual `error` field in the body, as for the 400 and the 423.
+    return new ServiceUnavailableException(LOCK_UNAVAILABLE_MESSAGE, {
+      cause: error,
+      description: 'Service Unavailable',
+    });
   }
 
   /** Seconds for `Retry-After` (see the module's `retryAfter` option). */

@@ -78,6 +78,22 @@ describe('@DistributedLock() options checked at decoration time', () => {
     ).not.toThrow();
     expect(() => decorate({ key: 'user:{0}:{1.id}:{2.a.b}', mode: 'write' })).not.toThrow();
   });
+
+  it('takes several keys from a key function only in an array key (the compiler refuses a lone one)', () => {
+    class Accounts {
+      // @ts-expect-error a lone key function returns one key: several are declared as `key: [fn]`
+      @DistributedLock({ key: (from: string, to: string) => [`acct:${from}`, `acct:${to}`] })
+      async lone(from: string, to: string): Promise<string> {
+        return from + to;
+      }
+
+      @DistributedLock({ key: [(from: string, to: string) => [`acct:${from}`, `acct:${to}`]] })
+      async listed(from: string, to: string): Promise<string> {
+        return from + to;
+      }
+    }
+    expect(typeof Accounts.prototype.listed).toBe('function');
+  });
 });
 
 describe('a decorated method called without an initialised module', () => {

@@ -66,7 +66,14 @@ describe('Redis down at start', () => {
     expect(down.message).toMatch(/Redis/i);
     expect(down.message).toMatch(/ECONNREFUSED/);
     expect((await fetch(`${base}/manual`)).status).toBe(503);
-    expect((await fetch(`${base}/decorated`)).status).toBe(503);
+    const decorated = await fetch(`${base}/decorated`);
+    expect(decorated.status).toBe(503);
+    // Nest's usual body, as for a 400 or a 423, and nothing of the cause.
+    expect(await decorated.json()).toEqual({
+      statusCode: 503,
+      error: 'Service Unavailable',
+      message: 'The lock service is unavailable; retry later',
+    });
     // Reconnect attempts keep failing: still one line for the one change.
     await sleep(1_000);
     expect(lockLines(logger, /unreachable/)).toHaveLength(1);

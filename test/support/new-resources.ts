@@ -1,4 +1,4 @@
-import { createHook } from 'node:async_hooks';
+import { createHook, executionAsyncId } from 'node:async_hooks';
 
 /** What a leak check follows: timers and TCP sockets and servers. */
 const TRACKED = new Set(['Timeout', 'TCPWRAP', 'TCPSERVERWRAP']);
@@ -12,7 +12,8 @@ export interface NewResources {
 }
 
 /**
- * Follows, by identity, every timer and TCP handle created from now on in this process.
+ * Follows, by identity, every timer and TCP handle created from now on by the caller's async context
+ * and what descends from it (callbacks, promises, timers of timers).
  *
  * A count of the process' resources (`process.getActiveResourcesInfo()`) before and after mixes
  * in what already existed: a timer of the harness that ends meanwhile makes the counts differ
@@ -22,8 +23,13 @@ export interface NewResources {
  */
 export function trackNewResources(): NewResources {
   const live = new Map<number, { type: string; resource: object }>();
+  // Only what descends from the caller's async context: a Jest worker runs spec files one after the
+  // other in one process, and an earlier file's engines or clients may still be winding down.
+  const family = new Set<number>([executionAsyncId()]);
   const hook = createHook({
-    init(asyncId, type, _trigger, resource) {
+    init(asyncId, type, trigger, resource) {
+      if (!family.has(trigger) && !family.has(executionAsyncId())) return;
+      family.add(asyncId);
       if (TRACKED.has(type)) live.set(asyncId, { type, resource });
     },
     destroy(asyncId) {

@@ -6,6 +6,8 @@ import type { InspectionTarget } from './inspection-target';
 import type { LockOwner } from './lock-info';
 import { grantField, IDENTITY_FIELD, waitingField } from './registry-record';
 import { writeRecord, type RecordWrite } from './registry-write';
+import { LockRedisError } from '../errors';
+import { withDeadline } from '../waiting/with-deadline';
 
 /** How often an engine checks whether its registry record must be written. */
 export const REGISTRY_SYNC_MS = 250;
@@ -77,6 +79,8 @@ export class LockRegistry {
   /** The notice subscription, once asked for (dropped when it fails, to be asked again). */
   private listening?: Promise<void>;
   private closed = false;
+  /** Aborted by close(): a wait of sync() for the notice subscription ends with it. */
+  private readonly closing = new AbortController();
   /** Wall-clock offset of the monotonic clock, taken once: grant times stay stable in the record. */
   private readonly epochOffset = Date.now() - monotonicMs();
   private readonly identityValue: string;
@@ -94,8 +98,10 @@ export class LockRegistry {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.closing.abort();
     clearInterval(this.timer);
-    await this.running;
+    // A write in progress has its own deadline; waited for at most as long as the drop below.
+    if (this.running) await withDeadline(this.running, CLOSE_DROP_MS);
     // The record expires by itself: a Redis that is down or slow must not hold close() for long.
     const up = this.deps.target.gateways.some((g) => g.door.ready);
     if (this.recordWritten && up) await this.write({ op: 'drop' }, CLOSE_DROP_MS).catch(() => undefined);
@@ -137,10 +143,22 @@ export class LockRegistry {
     // published before the SUBSCRIBE is active would be lost, and the holder would learn only at its
     // next renewal). Should it fail, the record is written all the same: a refusal is reported
     // (refusal event, Nest's log and health()), a lost connection by the connection events.
-    await this.listen().then(
-      () => this.report('force-release notices', undefined),
-      (err: unknown) => this.report('force-release notices', refusalOf(err), true),
+    // Bounded like a command: a client that queues commands while Redis is away (node-redis' offline
+    // queue) never settles the SUBSCRIBE, and this write, the next ticks and close() would wait on it.
+    const { commandTimeoutMs } = this.deps;
+    await withDeadline(
+      this.listen(),
+      commandTimeoutMs,
+      () =>
+        new LockRedisError(
+          `Redis did not confirm the force-release notice subscription within ${commandTimeoutMs} ms`,
+        ),
+      this.closing.signal, // close() does not wait for it
+    ).then(
+      () => this.closed || this.report('force-release notices', undefined),
+      (err: unknown) => this.closed || this.report('force-release notices', refusalOf(err), true),
     );
+    if (this.closed) return; // closed meanwhile: close() drops the record, or leaves it to expire
     const full = this.needFull || monotonicMs() >= this.nextFullAt;
     const set: string[] = [];
     const removed: string[] = [];

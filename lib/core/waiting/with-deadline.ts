@@ -1,21 +1,38 @@
 /**
  * Settles with `work`, or when `ms` pass first: rejects with `onTimeout()` (an Error) or, when
- * `onTimeout` is omitted, resolves undefined. The timer is always cleared, and a late failure of
- * `work` after the deadline is swallowed (the caller has already moved on).
+ * `onTimeout` is omitted, resolves undefined. With a `signal`, its abort ends the wait at once, resolving
+ * undefined (the caller is closing). The timer is always cleared, and a late failure of `work` after
+ * the deadline is swallowed (the caller has already moved on).
  */
 export function withDeadline<T>(work: Promise<T>, ms: number, onTimeout: () => Error): Promise<T>;
 export function withDeadline<T>(work: Promise<T>, ms: number): Promise<T | undefined>;
 export function withDeadline<T>(
   work: Promise<T>,
   ms: number,
+  onTimeout: () => Error,
+  signal: AbortSignal,
+): Promise<T | undefined>;
+export function withDeadline<T>(
+  work: Promise<T>,
+  ms: number,
   onTimeout?: () => Error,
+  signal?: AbortSignal,
 ): Promise<T | undefined> {
   let timer: NodeJS.Timeout | undefined;
+  let stop: (() => void) | undefined;
   const deadline = new Promise<undefined>((resolve, reject) => {
     timer = setTimeout(() => (onTimeout ? reject(onTimeout()) : resolve(undefined)), ms);
+    if (signal) {
+      stop = () => resolve(undefined);
+      if (signal.aborted) stop();
+      else signal.addEventListener('abort', stop, { once: true });
+    }
   });
   work.catch(() => undefined);
-  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
+  return Promise.race([work, deadline]).finally(() => {
+    clearTimeout(timer);
+    if (stop) signal?.removeEventListener('abort', stop);
+  });
 }
 
 /**

@@ -3,7 +3,8 @@ import type { LockOptions } from '../../core';
 /**
  * Builds the lock key from the decorated method's arguments (called with the method's `this`). Only
  * a function listed in an array `key` (`key: [fn]`) may return an array of keys (a multi-key lock: all
- * or none, deadlock-free); a lone key function returning an array is refused (400 at HTTP).
+ * or none, deadlock-free). A lone key function returns one string: the compiler refuses an array there,
+ * and so does the decorator at run time (400 at HTTP) for untyped code.
  */
 export type LockKeyFunction<Args extends unknown[] = any[]> = (...args: Args) => string | readonly string[];
 
@@ -15,7 +16,7 @@ export interface DistributedLockOptions<Args extends unknown[] = any[]> extends 
    * all or none, deadlock-free), or a function of the method's arguments returning one key. An array
    * may also list functions; only such a function may return several keys.
    */
-  key: string | readonly (string | LockKeyFunction<Args>)[] | LockKeyFunction<Args>;
+  key: string | readonly (string | LockKeyFunction<Args>)[] | ((...args: Args) => string);
   /**
    * What to do when the lock stays busy: `'throw'` (default) rejects with LockNotAcquiredError after
    * `waitMs`; `'skip'` makes one attempt (or waits `waitMs` if given) and resolves `undefined`

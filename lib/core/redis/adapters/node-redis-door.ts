@@ -2,7 +2,7 @@ import calculateSlot from 'cluster-key-slot';
 import { monotonicMs } from '../../engine/deadlines';
 import { printable } from '../../options/validation';
 import { withDeadline } from '../../waiting/with-deadline';
-import type { LockRedisError } from '../../errors';
+import { LockRedisError } from '../../errors';
 import type { RedisArgs, RedisDoor, ScriptSend, WakeupSubscriber } from '../redis-door';
 import type { LuaScript, ScriptArg } from '../script-library';
 import { toResp2Shape } from './resp3-replies';
@@ -88,7 +88,8 @@ function shapeOf(client: NodeRedisLike): NodeRedisShape {
  * first key on a Cluster and always to the master through a Sentinel; replies reshaped from RESP3
  * (v6's default); a duplicate connection for wake-ups, SSUBSCRIBE on a Cluster routed by node-redis
  * to the shard that owns the channel. A client that is not connected yet is connected once, on first
- * use; the user's client is never closed.
+ * use; the user's client is never closed (its user closes it, as the README says), and never
+ * reopened after close().
  */
 export class NodeRedisDoor implements RedisDoor {
   readonly family = 'node-redis' as const;
@@ -98,6 +99,7 @@ export class NodeRedisDoor implements RedisDoor {
   readonly label: string;
   private readonly shape: NodeRedisShape;
   private connecting?: Promise<unknown>;
+  private closed = false;
   /** When the door last asked a Cluster for its slot map (monotonic ms). */
   private rediscoveredAt = -Infinity;
 
@@ -169,7 +171,9 @@ export class NodeRedisDoor implements RedisDoor {
   }
 
   async close(): Promise<void> {
-    // Never the user's client. Nothing else to close: subscribers close with the hub.
+    // Never the user's client, even one this door connected: its user closes it (closing it here
+    // would make their own close() throw). Subscribers close with the hub.
+    this.closed = true;
   }
 
   private async send(words: string[], routeKey: string | undefined): Promise<unknown> {
@@ -215,6 +219,9 @@ export class NodeRedisDoor implements RedisDoor {
   /** @internal Connects a client the user passed unconnected, once (a client they closed stays closed: its commands fail). */
   open(): Promise<unknown> | undefined {
     if (this.client.isOpen) return undefined;
+    // Never again after close(): a late call (a registry write still under way) would reopen it.
+    if (this.closed)
+      return Promise.reject(new LockRedisError('The lock service closed its Redis connection'));
     this.connecting ??= this.client.connect().catch((err: unknown) => {
       this.connecting = undefined;
       throw err;
@@ -265,29 +272,47 @@ class NodeRedisSubscriber implements WakeupSubscriber {
 
   async close(): Promise<void> {
     this.listeners.length = 0;
-    await this.connecting?.catch(() => undefined);
-    if (!this.sub.isOpen) return;
-    if (this.shared) {
-      const left = [...this.subscribed];
-      this.subscribed.clear();
-      // The user's connection stays open: only this library's listeners leave it.
-      await Promise.all(
-        left.map(([channel, sharded]) => this.unsubscribe(channel, sharded).catch(() => undefined)),
-      );
+    if (!this.shared) {
+      if (this.connecting) await endConnection(this.sub, this.connecting);
       return;
     }
-    const end = this.sub.close ?? this.sub.quit;
-    try {
-      await withDeadline(Promise.resolve(end?.call(this.sub)), 1000);
-    } catch {
-      // A dead server does not answer QUIT: the socket is destroyed below either way.
-    }
-    if (this.sub.isOpen) this.sub.destroy?.();
+    if (!this.sub.isOpen) return;
+    const left = [...this.subscribed];
+    this.subscribed.clear();
+    // The user's connection stays open: only this library's listeners leave it (bounded: with Redis
+    // away, node-redis queues the UNSUBSCRIBE until it is back).
+    await withDeadline(
+      Promise.all(
+        left.map(([channel, sharded]) => this.unsubscribe(channel, sharded).catch(() => undefined)),
+      ),
+      1000,
+    );
   }
 
   private open(): Promise<unknown> | undefined {
     if (this.shared) return this.shared();
+    // Failures reach the subscribe() that awaits this; the stored promise must not reject unheard.
     this.connecting ??= this.sub.connect();
+    this.connecting.catch(() => undefined);
     return this.connecting;
   }
+}
+
+/**
+ * Closes a connection this library opened (`connecting`: its connect()). Neither step may hang: with
+ * Redis away, node-redis' connect() retries until it reaches it, and a QUIT is never answered.
+ */
+async function endConnection(client: NodeRedisLike, connecting: Promise<unknown>): Promise<void> {
+  connecting.catch(() => undefined); // a connect still retrying fails once destroyed
+  if (!client.isOpen) return;
+  // Not ready (still connecting, or reconnecting): nothing to say goodbye to, destroyed below.
+  if (client.isReady !== false) {
+    const end = client.close ?? client.quit;
+    try {
+      await withDeadline(Promise.resolve(end?.call(client)), 1000);
+    } catch {
+      // A server that died meanwhile does not answer QUIT: the socket is destroyed below either way.
+    }
+  }
+  if (client.isOpen) client.destroy?.();
 }
