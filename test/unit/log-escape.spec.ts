@@ -12,6 +12,13 @@ describe('log escaping', () => {
     expect(escaped).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/);
   });
 
+  it('leaves quotes in a message as they are (a message that quotes a key is logged readable)', () => {
+    expect(escapeForLog('did not answer for lock "seckill:phone"')).toBe(
+      'did not answer for lock "seckill:phone"',
+    );
+    expect(escapeForLog('a \\ and a "quote"\n')).toBe('a \\\\ and a "quote"\\n');
+  });
+
   it('quotes a key and cuts it at 120 characters', () => {
     expect(escapeKey('a"b\nc')).toBe('"a\\"b\\nc"');
     const long = escapeKey('k'.repeat(500));

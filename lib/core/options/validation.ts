@@ -50,9 +50,12 @@ export function quoteKey(text: string): string {
   );
 }
 
-/** `text` with control characters escaped as in quoteKey, without the quotes (for log lines). */
+/**
+ * `text` with control characters and backslashes escaped as in quoteKey, without the surrounding quotes
+ * and leaving the quotes inside as they are (for log lines and messages: a quote forges no line).
+ */
 export function printable(text: string): string {
-  return quoteKey(text).slice(1, -1);
+  return quoteKey(text).slice(1, -1).replace(/\\"/g, '"');
 }
 
 /** A short, safe description of a value for error messages. */
