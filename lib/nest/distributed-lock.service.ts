@@ -26,7 +26,7 @@ import { DISTRIBUTED_LOCK_SETTINGS } from './distributed-lock.module-definition'
 import { SERVICE_CLOSED_MESSAGE } from './distributed-lock.messages';
 import type { DistributedLockHealth } from './interfaces';
 import type { DistributedLockSettings } from './module-options';
-import { logForceReleases } from './force-release-log';
+import { logLostLocks } from './lost-locks-log';
 
 /**
  * Distributed locks on Redis, injectable: the Nest face of the lock engine Nest provides (the
@@ -41,7 +41,7 @@ export class DistributedLockService implements OnModuleInit, OnApplicationBootst
   private closing?: Promise<void>;
   private readonly logger = new Logger('DistributedLock');
   private wasDown = false;
-  private stopForceReleaseLog?: () => void;
+  private stopLostLocksLog?: () => void;
   /** What Redis refuses this service now (the engine's `refusal` events), for health(). */
   private readonly refused = new Map<string, string>();
 
@@ -171,7 +171,7 @@ export class DistributedLockService implements OnModuleInit, OnApplicationBootst
   onModuleInit(): void {
     this.engine.events.on('connection', this.logConnection);
     this.engine.events.on('refusal', this.logRefusal);
-    this.stopForceReleaseLog = logForceReleases(this.engine.events, this.logger);
+    this.stopLostLocksLog = logLostLocks(this.engine.events, this.logger);
   }
 
   /** @internal */
@@ -184,7 +184,7 @@ export class DistributedLockService implements OnModuleInit, OnApplicationBootst
     this.closing ??= this.engine.close().finally(() => {
       this.engine.events.off('connection', this.logConnection);
       this.engine.events.off('refusal', this.logRefusal);
-      this.stopForceReleaseLog?.();
+      this.stopLostLocksLog?.();
     });
     return this.closing;
   }

@@ -7,7 +7,7 @@ import { escapeKey } from './log-escape';
  * every lock of this app lost while held (evicted, expired, taken over, renewal failed, maxHoldMs),
  * once per loss; not the locks that shutdown ends. Returns the function that stops it.
  */
-export function logForceReleases(events: LockEvents, logger: Logger): () => void {
+export function logLostLocks(events: LockEvents, logger: Logger): () => void {
   const onForced = (r: LockEventMap['forceReleased'][0]): void => {
     const evicted = r.evicted.map((e) => `${e.label} (token ${e.fencingToken})`).join(', ');
     logger.warn(
