@@ -70,14 +70,7 @@ describe('app.close()', () => {
       description: 'the module connections to go',
     });
     expect(await otherClients()).toEqual(clientsBefore);
-    try {
-      await waitUntil(() => created.alive().length === 0, {
-        description: 'the timers and sockets the app created to end',
-      }).catch(() => undefined); // the assertion below shows what is left
-      expect(created.alive()).toEqual([]);
-    } finally {
-      created.stop();
-    }
+    expect(await created.ended()).toEqual([]);
   });
 
   it('leaves a client passed in open, and closes only what the module opened', async () => {

@@ -1,4 +1,5 @@
 import { createHook, executionAsyncId } from 'node:async_hooks';
+import { waitUntil } from './wait';
 
 /** What a leak check follows: timers and TCP sockets and servers. */
 const TRACKED = new Set(['Timeout', 'TCPWRAP', 'TCPSERVERWRAP']);
@@ -7,6 +8,11 @@ const TRACKED = new Set(['Timeout', 'TCPWRAP', 'TCPSERVERWRAP']);
 export interface NewResources {
   /** The types of those still alive, e.g. `['Timeout', 'TCPWRAP']`; empty when all are gone. */
   alive(): string[];
+  /**
+   * Waits (up to 10 s: sockets close asynchronously) until none is alive, stops following, and returns
+   * the types still alive: `expect(await created.ended()).toEqual([])`.
+   */
+  ended(): Promise<string[]>;
   /** Stops following new resources. */
   stop(): void;
 }
@@ -36,16 +42,25 @@ export function trackNewResources(): NewResources {
       live.delete(asyncId);
     },
   }).enable();
-  return {
-    alive: () =>
-      [...live.values()]
-        .filter(
-          ({ type, resource }) => type !== 'Timeout' || !(resource as { _destroyed?: boolean })._destroyed,
-        )
-        .map(({ type }) => type)
-        .sort(),
-    stop: () => {
-      hook.disable();
-    },
+  const alive = (): string[] =>
+    [...live.values()]
+      .filter(
+        ({ type, resource }) => type !== 'Timeout' || !(resource as { _destroyed?: boolean })._destroyed,
+      )
+      .map(({ type }) => type)
+      .sort();
+  const stop = (): void => {
+    hook.disable();
   };
+  const ended = async (): Promise<string[]> => {
+    try {
+      await waitUntil(() => alive().length === 0, { description: 'the followed timers and sockets to end' });
+    } catch {
+      // returned below: the caller's assertion shows what is left
+    } finally {
+      stop();
+    }
+    return alive();
+  };
+  return { alive, ended, stop };
 }
