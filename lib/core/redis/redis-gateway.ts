@@ -181,7 +181,12 @@ export function isNoScript(err: unknown): boolean {
 /** Wraps any failure as LockRedisError (kept as is when it already is one). */
 export function toLockRedisError(err: unknown, operation: string, userKey?: string): LockRedisError {
   if (err instanceof LockRedisError) return err;
-  const detail = printable(err instanceof Error ? err.message : String(err));
+  const message = err instanceof Error ? err.message : String(err);
+  // ioredis' own words name an option most users never set; the error keeps them as its cause.
+  const retries = /max retries per request limit \(which is (\d+)\)/.exec(message);
+  const detail = retries
+    ? `Redis unreachable: the client gave up on the command after ${retries[1]} reconnect attempts (ioredis' maxRetriesPerRequest)`
+    : printable(message);
   return new LockRedisError(
     `Redis failed during ${operation}${userKey === undefined ? '' : ` for lock ${quoteKey(userKey)}`}: ${detail}`,
     userKey,
