@@ -6,15 +6,19 @@
  *   redis   the rest of test/         real redis-server processes on free ports, in parallel workers
  *   faults  test/faults/              kills, pauses, restarts, freezes, failovers: each spec starts its own
  *                                     servers and processes; two spec files at a time
- *   timing  test/faults/timing/       assertions on timing and CPU shares (a partitioned holder told before
- *                                     the next grant, cohort fairness, cron once per tick): in band
+ *   timing  test/faults/timing/       assertions on timers (a partitioned holder told before the next
+ *                                     grant, a lease ending locally first, cron once per tick): two files at
+ *                                     a time, each waiting on its timers, with nothing else running
+ *   alone   test/faults/alone/        assertions on CPU shares (cross-process mutual exclusion, cohort
+ *                                     bounds and fairness): in band, with nothing else running
  *   packed  test/packaging/packed/    the packed tarball (PACKED_PACKAGE_DIR, set by scripts/test-packed.cjs)
  *   nest12  test/nest/, test/e2e/     the same specs on NestJS 12 and the packed build, in Jest's ESM mode
  *                                     (node --experimental-vm-modules; scripts/test-packed.cjs runs it)
  *
  * A new folder under test/ belongs to the redis project unless it is one of the folders above. A spec
- * that kills or freezes what it tests goes under test/faults/; one whose assertions need the CPU to
- * itself under test/faults/timing/ (a folder, not a list, says "in band").
+ * that kills or freezes what it tests goes under test/faults/; one whose assertions need its timers on
+ * time under test/faults/timing/, and one that needs both cores to itself under test/faults/alone/ (a
+ * folder, not a list, says how a spec runs).
  */
 const { swcOptions } = require('./test/support/swc-options.cjs');
 
@@ -59,12 +63,18 @@ module.exports = {
       ...common,
       displayName: 'faults',
       roots: ['<rootDir>/test/faults'],
-      testPathIgnorePatterns: [...IGNORED, '<rootDir>/test/faults/timing/'],
+      testPathIgnorePatterns: [...IGNORED, '<rootDir>/test/faults/timing/', '<rootDir>/test/faults/alone/'],
     },
     {
       ...common,
       displayName: 'timing',
       roots: ['<rootDir>/test/faults/timing'],
+      testPathIgnorePatterns: IGNORED,
+    },
+    {
+      ...common,
+      displayName: 'alone',
+      roots: ['<rootDir>/test/faults/alone'],
       testPathIgnorePatterns: IGNORED,
     },
     {

@@ -6,8 +6,10 @@
 //      Nest 12 on the tarball). The fault specs mostly wait on leases, kills and failovers (a third of
 //      the CPU); test:packed is mostly CPU. Each one's output is printed whole when it ends, so the two
 //      never interleave.
-//   3. the timing project (test/faults/timing/) in band, with nothing else running: its assertions are
-//      about timers and CPU shares.
+//   3. the timing project (test/faults/timing/), two files at a time with nothing else running: its
+//      assertions are about timers (a lease's end, cron ticks), and its specs mostly wait on them.
+//   4. the alone project (test/faults/alone/) in band, with nothing else running: its assertions are
+//      about CPU shares (cohort bounds and fairness across processes that keep both cores busy).
 //
 // Any failure fails the run; a side-by-side step reports both halves before it stops.
 // (Runs 30-34 had the faults project alone, while a notice channel that redis-freeze.spec found still
@@ -49,7 +51,13 @@ const STEPS = [
     ['faults', [jest, '--selectProjects', 'faults', '--maxWorkers=2', '--testTimeout=120000']],
     ['packed', [path.join(root, 'scripts', 'test-packed.cjs')]],
   ],
-  [['timing (in band, alone)', [jest, '--selectProjects', 'timing', '--runInBand', '--testTimeout=120000']]],
+  [
+    [
+      'timing (two at a time)',
+      [jest, '--selectProjects', 'timing', '--maxWorkers=2', '--testTimeout=120000'],
+    ],
+  ],
+  [['alone (in band)', [jest, '--selectProjects', 'alone', '--runInBand', '--testTimeout=120000']]],
 ];
 
 async function main() {
