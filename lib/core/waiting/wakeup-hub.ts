@@ -28,6 +28,8 @@ export class WakeupHub {
   /** Engine-level listeners (force-release notices) by channel: not waiters, not in channelCount. */
   private readonly patterns = new Map<string, Listener>();
   private closed = false;
+  /** Aborted by close(): ends the bounded waits for confirmations at once, their timers with them. */
+  private readonly closing = new AbortController();
 
   constructor(
     /** One subscriber connection, or one per node (RedLock: a release publishes on every node). */
@@ -70,7 +72,7 @@ export class WakeupHub {
     const entry = { listener, onRefused };
     this.patterns.set(channel, entry);
     const all = askNodes(this.connections(), (sub) => this.subscribeOn(sub, channel, false));
-    const ballot = await withDeadline(all, this.readyTimeoutMs);
+    const ballot = await withDeadline(all, this.readyTimeoutMs, undefined, this.closing.signal);
     const refused = ballot?.find((v) => v && !v.ok);
     if (refused && !refused.ok && answers(ballot!).length === 0) {
       // Asked again by the caller; a listen() that came after an unlisten() meanwhile keeps its own.
@@ -106,6 +108,7 @@ export class WakeupHub {
   /** Unsubscribes everything and closes the subscriber connection. */
   async close(): Promise<void> {
     this.closed = true;
+    this.closing.abort();
     for (const state of this.channels.values()) for (const m of state.members) m.wake();
     this.channels.clear();
     this.patterns.clear();
@@ -137,7 +140,7 @@ export class WakeupHub {
     const all = askNodes(this.connections(), (sub) => this.subscribeOn(sub, channel, sharded));
     // Without a subscription the waiter still wins through its backoff polling; a node that is
     // down (or frozen) must not hold the waiter here, so the wait for confirmations is bounded.
-    await withDeadline(all, this.readyTimeoutMs);
+    await withDeadline(all, this.readyTimeoutMs, undefined, this.closing.signal);
   }
 
   /**
