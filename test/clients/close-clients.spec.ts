@@ -85,3 +85,40 @@ describe.each(['node-redis6', 'node-redis5'] as Family[])('close() with a %s cli
     }
   });
 });
+
+describe.each(['ioredis', 'iovalkey', 'node-redis6', 'node-redis5'] as Family[])(
+  'engines made and closed on one %s client',
+  (family) => {
+    let factory: ClientFactory;
+    let server: RedisServerProcess;
+
+    beforeAll(async () => {
+      server = await startRedis();
+      factory = new ClientFactory(family);
+    });
+
+    afterAll(async () => {
+      await factory.closeClients();
+      await server.stop();
+    });
+
+    it('leave no listener of theirs on it: the twelfth engine sets off no MaxListenersExceededWarning', async () => {
+      const client = (await factory.standalone(server.url)) as {
+        eventNames(): (string | symbol)[];
+        listenerCount(event: string | symbol): number;
+      };
+      const listeners = (): Record<string, number> =>
+        Object.fromEntries(client.eventNames().map((e) => [String(e), client.listenerCount(e)]));
+      const before = listeners();
+      for (let i = 0; i < 12; i++) {
+        const engine = createLockEngine({ redis: client as never, keyPrefix: 'cc:' });
+        // A waiter too: the wake-up subscriber is made (a duplicate connection of the client).
+        const held = await engine.acquire('shared');
+        await expect(engine.tryAcquire('shared', { waitMs: 50 })).resolves.toBeNull();
+        await held.release();
+        await engine.close();
+      }
+      expect(listeners()).toEqual(before);
+    });
+  },
+);

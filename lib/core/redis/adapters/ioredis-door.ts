@@ -8,6 +8,7 @@ import { requireClientPackage } from '../client-package';
 import type { ClientFamily, RedisArgs, RedisDoor, ScriptSend, WakeupSubscriber } from '../redis-door';
 import type { LuaScript, ScriptArg } from '../script-library';
 import { ValkeyShardedSubscriber } from './valkey-sharded-subscriber';
+import { ClientListeners } from '../client-listeners';
 
 /** An ioredis (or iovalkey, which copies its API) Redis or Cluster. */
 export type IoredisClient = Redis | Cluster;
@@ -30,6 +31,8 @@ export class IoredisDoor implements RedisDoor {
   readonly label: string;
   /** The open write batch (coalesceWrites). */
   private batch?: WriteBatch;
+  /** Ours on the client (the user's, when passed in), removed at close. */
+  private readonly listeners: ClientListeners;
 
   constructor(
     readonly client: IoredisClient,
@@ -39,6 +42,7 @@ export class IoredisDoor implements RedisDoor {
     this.cluster = isIoredisCluster(client);
     this.ridesOutFailover = this.cluster || Boolean((client as Redis).options?.sentinels?.length);
     this.label = this.cluster ? 'Redis Cluster' : 'Redis';
+    this.listeners = new ClientListeners(client);
   }
 
   get ready(): boolean {
@@ -125,11 +129,11 @@ export class IoredisDoor implements RedisDoor {
 
   watch(listener: (state: 'up' | 'down', reason?: string) => void): void {
     const client = this.client;
-    client.on('ready', () => listener('up'));
-    client.on('error', (error: Error) =>
+    this.listeners.on('ready', () => listener('up'));
+    this.listeners.on('error', (error: Error) =>
       listener('down', fatalErrors.get(client)?.message ?? printable(error.message || error.name)),
     );
-    client.on('close', () => {
+    this.listeners.on('close', () => {
       // A close we asked for (quit/disconnect at shutdown) is not an outage.
       if (client.status !== 'end') listener('down', 'connection closed');
     });
@@ -141,6 +145,7 @@ export class IoredisDoor implements RedisDoor {
 
   async close(): Promise<void> {
     if (this.owned) await closeConnection(this.client);
+    this.listeners.removeAll();
   }
 
   /** The connection a command for `routeKey` goes to: on a Cluster the pooled connection to its slot's master. */

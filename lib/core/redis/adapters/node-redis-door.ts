@@ -3,6 +3,7 @@ import { monotonicMs } from '../../engine/deadlines';
 import { printable } from '../../options/validation';
 import { withDeadline } from '../../waiting/with-deadline';
 import { LockRedisError } from '../../errors';
+import { ClientListeners, type EventSource } from '../client-listeners';
 import type { RedisArgs, RedisDoor, ScriptSend, WakeupSubscriber } from '../redis-door';
 import type { LuaScript, ScriptArg } from '../script-library';
 import { toResp2Shape } from './resp3-replies';
@@ -13,7 +14,7 @@ import { toResp2Shape } from './resp3-replies';
  * objects all have them, with `sendCommand` taking (args), (firstKey, isReadonly, args) and
  * (isReadonly, args) respectively.
  */
-export interface NodeRedisLike {
+export interface NodeRedisLike extends EventSource {
   sendCommand(...args: unknown[]): Promise<unknown>;
   /** Absent on a v5 Sentinel. */
   duplicate?(overrides?: unknown): NodeRedisLike;
@@ -26,7 +27,6 @@ export interface NodeRedisLike {
   unsubscribe(channels: string, listener?: PubSubListener): Promise<unknown>;
   sSubscribe(channels: string, listener: PubSubListener): Promise<unknown>;
   sUnsubscribe(channels: string, listener?: PubSubListener): Promise<unknown>;
-  on(event: string, listener: (...args: never[]) => void): unknown;
   close?(): Promise<unknown>;
   quit?(): Promise<unknown>;
   destroy?(): unknown;
@@ -102,6 +102,8 @@ export class NodeRedisDoor implements RedisDoor {
   private closed = false;
   /** When the door last asked a Cluster for its slot map (monotonic ms). */
   private rediscoveredAt = -Infinity;
+  /** Ours on the user's client, removed at close. */
+  private readonly listeners: ClientListeners;
 
   constructor(readonly client: NodeRedisLike) {
     this.shape = shapeOf(client);
@@ -109,7 +111,8 @@ export class NodeRedisDoor implements RedisDoor {
     this.ridesOutFailover = this.shape !== 'client';
     this.label = { client: 'Redis', cluster: 'Redis Cluster', sentinel: 'Redis (Sentinel)' }[this.shape];
     // node-redis throws an 'error' event nobody listens to; the engine hears errors through commands.
-    client.on('error', () => undefined);
+    this.listeners = new ClientListeners(client);
+    this.listeners.on('error', () => undefined);
   }
 
   get ready(): boolean {
@@ -162,8 +165,8 @@ export class NodeRedisDoor implements RedisDoor {
   }
 
   watch(listener: (state: 'up' | 'down', reason?: string) => void): void {
-    this.client.on('ready', () => listener('up'));
-    this.client.on('error', (error: Error) => listener('down', printable(error.message || error.name)));
+    this.listeners.on('ready', () => listener('up'));
+    this.listeners.on('error', (error: Error) => listener('down', printable(error.message || error.name)));
   }
 
   fatalError(): LockRedisError | undefined {
@@ -174,6 +177,7 @@ export class NodeRedisDoor implements RedisDoor {
     // Never the user's client, even one this door connected: its user closes it (closing it here
     // would make their own close() throw). Subscribers close with the hub.
     this.closed = true;
+    this.listeners.removeAll();
   }
 
   private async send(words: string[], routeKey: string | undefined): Promise<unknown> {
@@ -243,13 +247,16 @@ class NodeRedisSubscriber implements WakeupSubscriber {
   private readonly deliver: PubSubListener = (message, channel) => {
     for (const listener of this.listeners) listener(channel, message);
   };
+  /** Ours on the connection (the user's client, on a v5 Sentinel), removed at close. */
+  private readonly own: ClientListeners;
 
   constructor(
     private readonly sub: NodeRedisLike,
     /** For the user's own client (not a duplicate this library opened and closes): how the door connects it. */
     private readonly shared?: () => Promise<unknown> | undefined,
   ) {
-    sub.on('error', () => undefined); // reconnects are node-redis' job; waiters poll meanwhile
+    this.own = new ClientListeners(sub);
+    this.own.on('error', () => undefined); // reconnects are node-redis' job; waiters poll meanwhile
   }
 
   async subscribe(channel: string, sharded: boolean): Promise<void> {
@@ -273,9 +280,12 @@ class NodeRedisSubscriber implements WakeupSubscriber {
   async close(): Promise<void> {
     this.listeners.length = 0;
     if (!this.shared) {
+      // A duplicate of ours: its error listener stays while it closes (node-redis would throw the
+      // error of a failed close otherwise).
       if (this.connecting) await endConnection(this.sub, this.connecting);
       return;
     }
+    this.own.removeAll();
     if (!this.sub.isOpen) return;
     const left = [...this.subscribed];
     this.subscribed.clear();
