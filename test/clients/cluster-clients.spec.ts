@@ -46,6 +46,7 @@ function clusterEnv(family: Family) {
       connected: () => clients.cluster(cluster.startupNodes),
       unconnected: () => clients.syncCluster(cluster.startupNodes),
       close: (client) => clients.close(client),
+      reusable: (client) => clients.isReady(client),
       closeClients: () => clients.closeClients(),
       // GLIDE engines share one client: it multiplexes.
       shared: family === 'glide' ? () => clients.cluster(cluster.startupNodes) : undefined,

@@ -34,6 +34,7 @@ function sentinelEnv(family: Family) {
       connected: () => clients.sentinel(group.masterName, group.sentinelAddresses),
       unconnected: () => clients.syncSentinel(group.masterName, group.sentinelAddresses),
       close: (client) => clients.close(client),
+      reusable: (client) => clients.isReady(client),
       closeClients: () => clients.closeClients(),
     },
     6,

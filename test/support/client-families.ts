@@ -201,6 +201,17 @@ export class ClientFactory {
     await close?.().catch(() => undefined);
   }
 
+  /**
+   * Whether `client` is connected and ready for commands: ioredis and iovalkey `status === 'ready'`,
+   * node-redis `isReady` (a Cluster or Sentinel client too). GLIDE clients have no such flag: false.
+   */
+  isReady(client: unknown): boolean {
+    const c = client as { status?: string; isReady?: boolean };
+    if (this.family === 'ioredis' || this.family === 'iovalkey') return c.status === 'ready';
+    if (this.family === 'node-redis6' || this.family === 'node-redis5') return c.isReady === true;
+    return false;
+  }
+
   /** Closes every client made since the last call. */
   async closeClients(): Promise<void> {
     const closers = [...this.closers.values()];

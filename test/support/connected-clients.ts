@@ -8,6 +8,8 @@ export interface ClientMaker {
   /** A client made synchronously and not connected yet: the library connects it. */
   unconnected(): unknown;
   close(client: unknown): Promise<void>;
+  /** Whether a client connected ahead can serve the next test's engines (connected and ready). */
+  reusable?(client: unknown): boolean;
   /** Closes every client made. */
   closeClients(): Promise<void>;
   /** One client every engine shares (GLIDE multiplexes), made before the first test, if set. */
@@ -18,19 +20,26 @@ export interface ClientMaker {
  * Engines of a Cluster or Sentinel spec, on clients of one family. Finding a Cluster's slots or a
  * Sentinel's master can take longer than a `waitMs: 0` call's 400 ms margin on this shared machine,
  * so, as users do, the first `ahead` engines of a test get clients connected before the test starts;
- * further engines get a client made synchronously, which the library connects. The clients a test
- * used are closed after it (the engine never closes a client it was given), and the connected ones
- * are topped up for the next.
+ * further engines get a client made synchronously, which the library connects. After a test its
+ * engines are closed; a client connected ahead that is still ready serves the next test's engines, as
+ * an application's client outlives the engines made on it (the engine never closes a client it was
+ * given, and leaves nothing of its own on it). The others are closed, and the pool topped up. (Making
+ * a node-redis Sentinel or Cluster client costs ~50 ms of CPU: node-redis builds its command methods
+ * for each client it creates, the master's and replicas' too.)
  */
 export function enginesOnConnectedClients(maker: ClientMaker, ahead: number, keyPrefix: string) {
   let shared: unknown;
   const ready: unknown[] = [];
   let used: unknown[] = [];
+  /** The clients connected ahead (from `ready`), which may go back to it after their test. */
+  const pooled = new Set<unknown>();
   let engines: LockEngine[] = [];
   const topUp = async (): Promise<void> => {
     if (shared) return;
     const missing = ahead - ready.length;
-    ready.push(...(await Promise.all(Array.from({ length: missing }, () => maker.connected()))));
+    const made = await Promise.all(Array.from({ length: missing }, () => maker.connected()));
+    for (const client of made) pooled.add(client);
+    ready.push(...made);
   };
   const open = (redis: unknown, options: object): LockEngine => {
     if (redis !== shared) used.push(redis);
@@ -58,13 +67,18 @@ export function enginesOnConnectedClients(maker: ClientMaker, ahead: number, key
       await Promise.all(open.map((e) => e.close()));
       const done = used;
       used = [];
-      await Promise.all(done.map((c) => maker.close(c)));
+      const reused = done.filter((c) => pooled.has(c) && maker.reusable?.(c) === true);
+      ready.push(...reused);
+      const closing = done.filter((c) => !reused.includes(c));
+      for (const client of closing) pooled.delete(client);
+      await Promise.all(closing.map((c) => maker.close(c)));
       await topUp();
     },
     async stop(): Promise<void> {
       await Promise.all(engines.splice(0).map((e) => e.close()));
       ready.length = 0;
       used = [];
+      pooled.clear();
       await maker.closeClients();
       shared = undefined;
     },
