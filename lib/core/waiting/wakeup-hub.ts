@@ -28,8 +28,8 @@ export class WakeupHub {
   /** Engine-level listeners (force-release notices) by channel: not waiters, not in channelCount. */
   private readonly patterns = new Map<string, Listener>();
   private closed = false;
-  /** Aborted by close(): ends the bounded waits for confirmations at once, their timers with them. */
-  private readonly closing = new AbortController();
+  /** Ends a bounded wait for confirmations (bounded()): all are ended by close(). */
+  private readonly ending = new Set<() => void>();
 
   constructor(
     /** One subscriber connection, or one per node (RedLock: a release publishes on every node). */
@@ -72,7 +72,7 @@ export class WakeupHub {
     const entry = { listener, onRefused };
     this.patterns.set(channel, entry);
     const all = askNodes(this.connections(), (sub) => this.subscribeOn(sub, channel, false));
-    const ballot = await withDeadline(all, this.readyTimeoutMs, undefined, this.closing.signal);
+    const ballot = await this.bounded(all);
     const refused = ballot?.find((v) => v && !v.ok);
     if (refused && !refused.ok && answers(ballot!).length === 0) {
       // Asked again by the caller; a listen() that came after an unlisten() meanwhile keeps its own.
@@ -108,7 +108,7 @@ export class WakeupHub {
   /** Unsubscribes everything and closes the subscriber connection. */
   async close(): Promise<void> {
     this.closed = true;
-    this.closing.abort();
+    for (const end of this.ending) end();
     for (const state of this.channels.values()) for (const m of state.members) m.wake();
     this.channels.clear();
     this.patterns.clear();
@@ -140,7 +140,7 @@ export class WakeupHub {
     const all = askNodes(this.connections(), (sub) => this.subscribeOn(sub, channel, sharded));
     // Without a subscription the waiter still wins through its backoff polling; a node that is
     // down (or frozen) must not hold the waiter here, so the wait for confirmations is bounded.
-    await withDeadline(all, this.readyTimeoutMs, undefined, this.closing.signal);
+    await this.bounded(all);
   }
 
   /**
@@ -170,6 +170,19 @@ export class WakeupHub {
     if (!this.closed && !this.channels.has(channel) && !this.patterns.has(channel)) {
       sub.unsubscribe(channel, sharded).catch(() => undefined); // a dead connection dropped it too
     }
+  }
+
+  /**
+   * `work` (confirmations from every node), waited for at most readyTimeoutMs, or until close(): a
+   * closed hub's waits end at once, their timers with them.
+   */
+  private bounded<T>(work: Promise<T>): Promise<T | undefined> {
+    let end!: () => void;
+    const closed = new Promise<undefined>((resolve) => (end = () => resolve(undefined)));
+    this.ending.add(end);
+    return withDeadline(Promise.race([work, closed]), this.readyTimeoutMs).finally(() =>
+      this.ending.delete(end),
+    );
   }
 
   private connections(): WakeupSubscriber[] {
