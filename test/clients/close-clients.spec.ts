@@ -12,6 +12,8 @@ import { ClientFactory, type Family } from '../support/client-families';
 import { getFreePort } from '../support/free-port';
 import { trackNewResources } from '../support/new-resources';
 import { startRedis, type RedisServerProcess } from '../support/redis-server';
+import { sharedCluster } from '../support/redis-topologies';
+import { nextEvent, track } from '../support/lock-env';
 
 type NodeRedis = {
   isOpen: boolean;
@@ -67,6 +69,31 @@ describe.each(['node-redis6', 'node-redis5'] as Family[])('close() with a %s cli
     await engine.close();
     expect(client.isOpen).toBe(true); // the user's: reconnecting, theirs to close
     client.destroy(); // as its user would (a polite close() would wait for Redis to come back)
+  });
+
+  it('opens no connection after close(): a waiter that was subscribing when it closed leaves nothing', async () => {
+    // On a Cluster the wake-up subscriber (a duplicate of the client) connects on a waiter's first
+    // SUBSCRIBE and opens its shards' pub/sub connections on demand: a SUBSCRIBE sent after close()
+    // would open them again, with nothing left to close them.
+    const cluster = await sharedCluster();
+    const created = trackNewResources();
+    try {
+      const client = await factory.cluster(cluster.startupNodes);
+      const engine = createLockEngine({ redis: client as never, keyPrefix: 'cc:' });
+      const holder = createLockEngine({ redis: client as never, keyPrefix: 'cc:' });
+      const held = await holder.acquire('subscribing');
+      const busy = nextEvent(engine, 'contended', (e) => e.key === 'subscribing');
+      const waiter = track(engine.acquire('subscribing', { waitMs: 60_000 }));
+      await busy; // its subscriber is connecting now
+      await engine.close();
+      await waiter.result.catch(() => undefined);
+      await held.release();
+      await holder.close();
+      await factory.close(client);
+      expect(await created.ended()).toEqual([]); // no socket or timer of its own left
+    } finally {
+      created.stop();
+    }
   });
 
   it('leaves open the client it connected and a client passed connected, both usable', async () => {

@@ -249,6 +249,7 @@ class NodeRedisSubscriber implements WakeupSubscriber {
   };
   /** Ours on the connection (the user's client, on a v5 Sentinel), removed at close. */
   private readonly own: ClientListeners;
+  private closed = false;
 
   constructor(
     private readonly sub: NodeRedisLike,
@@ -261,6 +262,9 @@ class NodeRedisSubscriber implements WakeupSubscriber {
 
   async subscribe(channel: string, sharded: boolean): Promise<void> {
     await this.open();
+    // Closed while connecting: a SUBSCRIBE now would open the connection again (a Sentinel or
+    // Cluster client connects its pub/sub clients on demand), and nothing would close it.
+    if (this.closed) return;
     this.subscribed.set(channel, sharded);
     await (sharded ? this.sub.sSubscribe(channel, this.deliver) : this.sub.subscribe(channel, this.deliver));
   }
@@ -278,6 +282,7 @@ class NodeRedisSubscriber implements WakeupSubscriber {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     this.listeners.length = 0;
     if (!this.shared) {
       // A duplicate of ours: its error listener stays while it closes (node-redis would throw the
@@ -309,11 +314,17 @@ class NodeRedisSubscriber implements WakeupSubscriber {
 }
 
 /**
- * Closes a connection this library opened (`connecting`: its connect()). Neither step may hang: with
+ * Closes a connection this library opened (`connecting`: its connect()). No step may hang: with
  * Redis away, node-redis' connect() retries until it reaches it, and a QUIT is never answered.
  */
 async function endConnection(client: NodeRedisLike, connecting: Promise<unknown>): Promise<void> {
   connecting.catch(() => undefined); // a connect still retrying fails once destroyed
+  if (!client.isOpen) return;
+  // Still connecting: a Cluster closed or destroyed while it discovers its slots opens its nodes'
+  // connections afterwards all the same, and nothing closes them (node-redis 5 and 6; a v5 Cluster
+  // has no isReady to tell). A connect that can finish is given a moment to (Redis up: milliseconds;
+  // one that finished long ago: none), then closed like any other.
+  await withDeadline(connecting, 1000).catch(() => undefined);
   if (!client.isOpen) return;
   // Not ready (still connecting, or reconnecting): nothing to say goodbye to, destroyed below.
   if (client.isReady !== false) {
