@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { IoredisSubscriber, type IoredisClient } from '../redis/adapters/ioredis-door';
 import { answers, askNodes } from '../redis/node-fanout';
 import type { RedisClient } from '../redis/redis-client';
@@ -28,8 +29,8 @@ export class WakeupHub {
   /** Engine-level listeners (force-release notices) by channel: not waiters, not in channelCount. */
   private readonly patterns = new Map<string, Listener>();
   private closed = false;
-  /** Ends a bounded wait for confirmations (bounded()): all are ended by close(). */
-  private readonly ending = new Set<() => void>();
+  /** Aborted by close(): ends the bounded waits for confirmations at once, their timers with them. */
+  private readonly closing = new AbortController();
 
   constructor(
     /** One subscriber connection, or one per node (RedLock: a release publishes on every node). */
@@ -38,7 +39,11 @@ export class WakeupHub {
     private readonly sharded: () => boolean,
     /** A subscription not confirmed by then is given up on; the waiter polls (backoff) instead. */
     private readonly readyTimeoutMs = 5000,
-  ) {}
+  ) {
+    // Each wait for confirmations listens to `closing` until it settles (withDeadline removes the
+    // listener); many channels subscribing at once are normal, not a leak.
+    setMaxListeners(0, this.closing.signal);
+  }
 
   /** Joins `channel`; resolves once Redis confirmed the subscription (or it failed: then the waiter polls). */
   async join(channel: string): Promise<Wakeups> {
@@ -72,7 +77,7 @@ export class WakeupHub {
     const entry = { listener, onRefused };
     this.patterns.set(channel, entry);
     const all = askNodes(this.connections(), (sub) => this.subscribeOn(sub, channel, false));
-    const ballot = await this.bounded(all);
+    const ballot = await withDeadline(all, this.readyTimeoutMs, undefined, this.closing.signal);
     const refused = ballot?.find((v) => v && !v.ok);
     if (refused && !refused.ok && answers(ballot!).length === 0) {
       // Asked again by the caller; a listen() that came after an unlisten() meanwhile keeps its own.
@@ -108,7 +113,7 @@ export class WakeupHub {
   /** Unsubscribes everything and closes the subscriber connection. */
   async close(): Promise<void> {
     this.closed = true;
-    for (const end of this.ending) end();
+    this.closing.abort();
     for (const state of this.channels.values()) for (const m of state.members) m.wake();
     this.channels.clear();
     this.patterns.clear();
@@ -140,7 +145,7 @@ export class WakeupHub {
     const all = askNodes(this.connections(), (sub) => this.subscribeOn(sub, channel, sharded));
     // Without a subscription the waiter still wins through its backoff polling; a node that is
     // down (or frozen) must not hold the waiter here, so the wait for confirmations is bounded.
-    await this.bounded(all);
+    await withDeadline(all, this.readyTimeoutMs, undefined, this.closing.signal);
   }
 
   /**
@@ -170,19 +175,6 @@ export class WakeupHub {
     if (!this.closed && !this.channels.has(channel) && !this.patterns.has(channel)) {
       sub.unsubscribe(channel, sharded).catch(() => undefined); // a dead connection dropped it too
     }
-  }
-
-  /**
-   * `work` (confirmations from every node), waited for at most readyTimeoutMs, or until close(): a
-   * closed hub's waits end at once, their timers with them.
-   */
-  private bounded<T>(work: Promise<T>): Promise<T | undefined> {
-    let end!: () => void;
-    const closed = new Promise<undefined>((resolve) => (end = () => resolve(undefined)));
-    this.ending.add(end);
-    return withDeadline(Promise.race([work, closed]), this.readyTimeoutMs).finally(() =>
-      this.ending.delete(end),
-    );
   }
 
   private connections(): WakeupSubscriber[] {

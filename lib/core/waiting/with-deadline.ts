@@ -9,7 +9,7 @@ export function withDeadline<T>(work: Promise<T>, ms: number): Promise<T | undef
 export function withDeadline<T>(
   work: Promise<T>,
   ms: number,
-  onTimeout: () => Error,
+  onTimeout: (() => Error) | undefined,
   signal: AbortSignal,
 ): Promise<T | undefined>;
 export function withDeadline<T>(
