@@ -4,6 +4,8 @@ import { startRedis, type RedisServerProcess } from '../test/support/redis-serve
 /** Counters read from INFO: commands per name (INFO itself left out) and Redis CPU seconds. */
 export interface RedisSnapshot {
   commands: Record<string, number>;
+  /** µs Redis spent executing each command (a script's time includes the commands it runs). */
+  commandMicros: Record<string, number>;
   totalCommands: number;
   cpuSeconds: number;
   usedMemory: number;
@@ -12,6 +14,7 @@ export interface RedisSnapshot {
 /** What changed between two snapshots. */
 export interface RedisDelta {
   commands: Record<string, number>;
+  commandMicros: Record<string, number>;
   totalCommands: number;
   cpuMicros: number;
 }
@@ -45,25 +48,37 @@ export class RedisTarget {
     const cpu = parseInfo(await this.admin.info('cpu'));
     const memory = parseInfo(await this.admin.info('memory'));
     const commands: Record<string, number> = {};
+    const commandMicros: Record<string, number> = {};
     let totalCommands = 0;
-    for (const match of stats.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
+    for (const match of stats.matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)) {
       if (match[1] === 'info') continue; // the benchmark's own probes
       commands[match[1]!] = Number(match[2]);
+      commandMicros[match[1]!] = Number(match[3]);
       totalCommands += Number(match[2]);
     }
     const cpuSeconds = Number(cpu.used_cpu_sys ?? 0) + Number(cpu.used_cpu_user ?? 0);
-    return { commands, totalCommands, cpuSeconds, usedMemory: Number(memory.used_memory ?? 0) };
+    return {
+      commands,
+      commandMicros,
+      totalCommands,
+      cpuSeconds,
+      usedMemory: Number(memory.used_memory ?? 0),
+    };
   }
 
   /** `after − before`, commands per name and Redis CPU in µs. */
   static delta(before: RedisSnapshot, after: RedisSnapshot): RedisDelta {
     const commands: Record<string, number> = {};
+    const commandMicros: Record<string, number> = {};
     for (const [name, calls] of Object.entries(after.commands)) {
       const d = calls - (before.commands[name] ?? 0);
       if (d > 0) commands[name] = d;
+      const us = (after.commandMicros[name] ?? 0) - (before.commandMicros[name] ?? 0);
+      if (us > 0) commandMicros[name] = us;
     }
     return {
       commands,
+      commandMicros,
       totalCommands: after.totalCommands - before.totalCommands,
       cpuMicros: Math.round((after.cpuSeconds - before.cpuSeconds) * 1e6),
     };

@@ -1,6 +1,8 @@
 /*
  * Where the time of one uncontended acquire + release goes: a solo loop (one caller, one key) against
- * a Redis of its own, with the INFO commandstats delta per operation. Run it under `--cpu-prof` for
+ * a Redis of its own. Prints per operation: this process' CPU (user + system), the INFO commandstats
+ * delta, Redis' CPU, and the time Redis spent executing the commands the client sent (a script's time
+ * includes the commands it runs inside). Run it under `--cpu-prof` for
  * the client's CPU profile (docs/BENCHMARKS.md, "Where the time goes"):
  *   node --cpu-prof --cpu-prof-dir=.results/prof -r ts-node/register/transpile-only \
  *     bench/profile/solo-loop.ts --via=engine|service|raw [--ops=20000] [--lease=10000] [--callers=1] [--lib=DIR]
@@ -69,6 +71,7 @@ async function main(): Promise<void> {
   try {
     for (let i = 0; i < 2000; i++) await cycle('bench:solo:warmup');
     const before = await target.snapshot();
+    const cpu0 = process.cpuUsage();
     const t0 = performance.now();
     let left = ops;
     const loop = async (i: number) => {
@@ -76,14 +79,20 @@ async function main(): Promise<void> {
     };
     await Promise.all(Array.from({ length: callers }, (_, i) => loop(i)));
     const elapsed = performance.now() - t0;
+    const cpu = process.cpuUsage(cpu0);
     const delta = RedisTarget.delta(before, await target.snapshot());
     const perOp = Object.entries(delta.commands)
       .sort((a, b) => b[1] - a[1])
       .map(([name, calls]) => `${name} ${(calls / ops).toFixed(2)}`)
       .join(', ');
+    // The commands the client sent (a script's time includes the commands it runs inside).
+    const sent = via === 'raw' ? ['set', 'eval', 'evalsha'] : ['evalsha', 'eval'];
+    const executing = sent.reduce((sum, name) => sum + (delta.commandMicros[name] ?? 0), 0);
     console.log(
       `${via}${lease ? ` leaseMs ${lease}` : ''}, ${callers} caller(s): ${Math.round(ops / (elapsed / 1000))} ops/s, ` +
-        `${(delta.totalCommands / ops).toFixed(2)} cmds/op (${perOp}), ${(delta.cpuMicros / ops).toFixed(1)} µs Redis CPU/op`,
+        `${((cpu.user + cpu.system) / ops).toFixed(1)} µs client CPU/op, ` +
+        `${(delta.totalCommands / ops).toFixed(2)} cmds/op (${perOp}), ${(delta.cpuMicros / ops).toFixed(1)} µs Redis CPU/op ` +
+        `(${(executing / ops).toFixed(1)} µs executing ${sent.filter((n) => delta.commands[n]).join(' + ')})`,
     );
   } finally {
     await close();

@@ -120,26 +120,3 @@ export class Deadlines {
 
 /** The process' deadline timer, shared by every engine (see Deadlines). */
 export const deadlines = new Deadlines();
-
-/**
- * Settles with `work`, or rejects with `onTimeout()` once `ms` have passed without it (a late failure
- * of `work` is swallowed: the caller has moved on). The deadline rides on the shared timer.
- */
-export function raceDeadline<T>(work: Promise<T>, ms: number, onTimeout: () => Error): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const entry: Deadline = { at: performance.now() + ms, slot: -1, expire: () => reject(onTimeout()) };
-    deadlines.schedule(entry);
-    work.then(
-      (value) => {
-        if (entry.slot < 0) return; // timed out already
-        deadlines.remove(entry);
-        resolve(value);
-      },
-      (err: unknown) => {
-        if (entry.slot < 0) return;
-        deadlines.remove(entry);
-        reject(err);
-      },
-    );
-  });
-}
