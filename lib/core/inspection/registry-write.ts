@@ -1,7 +1,6 @@
 import { LockRedisError } from '../errors';
 import { answers, askNodes, firstError } from '../redis/node-fanout';
 import type { RedisArgs } from '../redis/redis-door';
-import { withDeadline } from '../waiting/with-deadline';
 import type { InspectionKeys } from './inspection-keys';
 import type { InspectionTarget } from './inspection-target';
 
@@ -48,9 +47,9 @@ export async function writeRecord(
       ['PEXPIRE', keys.engines, ENGINES_TTL_MS],
     );
   }
-  const ballot = await askNodes(target.gateways, async ({ door }) => {
-    const replies = await withDeadline(
-      door.transaction(commands, record),
+  const ballot = await askNodes(target.gateways, async (gateway) => {
+    const replies = await gateway.ask(
+      (door) => door.transaction(commands, record),
       timeoutMs,
       () => new LockRedisError(`Redis did not answer the registry write within ${timeoutMs} ms`),
     );

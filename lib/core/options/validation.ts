@@ -204,8 +204,12 @@ export function withLockSignal(options: LockOptions, signal: AbortSignal): LockO
   return copy;
 }
 
+/** The options of a call that passes none (`acquire(key)`): validated once, shared by every such call. */
+let noOptions: LockOptions | undefined;
+
 /** The options of one call: prepared ones as they are, anything else validated now into a frozen snapshot. */
 export function callLockOptions(options: unknown): LockOptions {
+  if (options === undefined) return (noOptions ??= prepareLockOptions(undefined));
   return typeof options === 'object' && options !== null && prepared.has(options)
     ? (options as LockOptions)
     : validateLockOptions(options);

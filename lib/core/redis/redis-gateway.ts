@@ -98,6 +98,62 @@ export class RedisGateway implements ScriptRunner {
     });
   }
 
+  /**
+   * Asks the door for anything but a script (PING, INFO, WAIT, the registry's MULTI/EXEC), bounded
+   * by `timeoutMs` on the process' one deadline timer like a script: rejects with `timedOut()` when
+   * no answer came in time (a later answer or failure is dropped: the caller has moved on).
+   */
+  ask<T>(send: (door: RedisDoor) => Promise<T>, timeoutMs: number, timedOut: () => Error): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const deadline: Deadline = {
+        at: performance.now() + timeoutMs,
+        slot: -1,
+        expire: () => reject(timedOut()),
+      };
+      deadlines.schedule(deadline);
+      const settle = (done: () => void) => {
+        if (deadline.slot < 0) return; // timed out already
+        deadlines.remove(deadline);
+        done();
+      };
+      let answer: Promise<T>;
+      try {
+        answer = send(this.door);
+      } catch (err) {
+        answer = Promise.reject(err); // a door that throws (no route to a node) fails the call
+      }
+      answer.then(
+        (value) => settle(() => resolve(value)),
+        (err: unknown) => settle(() => reject(err)),
+      );
+    });
+  }
+
+  /**
+   * PINGs within `timeoutMs`: resolves the round trip in ms (two decimals), or rejects with a
+   * LockRedisError that says why (a connection that gave up for good names its own reason).
+   */
+  async ping(timeoutMs: number, name = 'Redis'): Promise<number> {
+    const started = performance.now();
+    try {
+      await this.ask(
+        (door) => door.command(['PING']),
+        timeoutMs,
+        () => new LockRedisError(`${name} did not answer PING within ${timeoutMs} ms`),
+      );
+    } catch (err) {
+      const fatal = this.door.fatalError();
+      if (fatal) throw fatal;
+      if (err instanceof LockRedisError) throw err;
+      throw new LockRedisError(
+        `${name} failed PING: ${err instanceof Error ? err.message : String(err)}`,
+        undefined,
+        err,
+      );
+    }
+    return Math.round((performance.now() - started) * 100) / 100;
+  }
+
   /** @internal One script call on the wire (PendingScript): EVALSHA, EVAL after NOSCRIPT. */
   dispatch(pending: PendingScript<unknown>, reload: boolean): Promise<unknown> {
     const { script, keys, args } = pending;

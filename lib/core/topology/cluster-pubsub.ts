@@ -1,5 +1,4 @@
 import type { RedisGateway } from '../redis/redis-gateway';
-import { withDeadline } from '../waiting/with-deadline';
 
 /** Sharded pub/sub (SSUBSCRIBE / SPUBLISH) arrived in Redis 7.0. */
 const SHARDED_SINCE_MAJOR = 7;
@@ -18,8 +17,8 @@ export function hasShardedPubSub(infoServer: string): boolean {
  */
 export function chooseClusterPublish(gateway: RedisGateway, timeoutMs: number): void {
   gateway.beforeScripts(async () => {
-    const info = await withDeadline(
-      gateway.door.command(['INFO', 'server']),
+    const info = await gateway.ask(
+      (door) => door.command(['INFO', 'server']),
       timeoutMs,
       () => new Error(`INFO server did not answer within ${timeoutMs} ms`),
     );

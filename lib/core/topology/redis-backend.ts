@@ -7,7 +7,6 @@ import { Semaphore } from '../kinds/semaphore';
 import { TokenLock } from '../kinds/token-lock';
 import { waiterTtlMs } from '../kinds/waiter-ttl';
 import type { LockBackend } from '../engine/lock-backend';
-import { pingDoor } from '../redis/ping';
 import { watchConnection } from '../redis/connection-watch';
 import type { ConnectionState } from '../engine/lock-events';
 import type { ResolvedEngineOptions } from '../options/lock-options';
@@ -78,7 +77,7 @@ export class RedisBackend implements LockBackend {
   }
 
   ping(timeoutMs: number): Promise<number> {
-    return pingDoor(this.door, timeoutMs);
+    return this.gateway.ping(timeoutMs);
   }
 
   async close(): Promise<void> {

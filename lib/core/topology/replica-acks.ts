@@ -13,7 +13,6 @@ import type {
 import type { LockOptions, ResolvedEngineOptions } from '../options/lock-options';
 import { quoteKey } from '../options/validation';
 import { type RedisGateway, toLockRedisError } from '../redis/redis-gateway';
-import { withDeadline } from '../waiting/with-deadline';
 
 type ReplicaAcks = NonNullable<ResolvedEngineOptions['replicas']>;
 
@@ -107,20 +106,20 @@ export async function waitForReplicas(
   const { count, timeoutMs } = acks;
   // WAIT blocks for up to timeoutMs by design; the deadline only guards against a dead connection.
   // The door sends it on the connection that ran the grant (on a Cluster: to the key's master).
-  let wait: Promise<unknown>;
-  try {
-    wait = gateway.door.command(['WAIT', count, timeoutMs], redisKey);
-  } catch (err) {
-    throw new LockRedisError(
-      `No connection to the master of lock ${quoteKey(userKey)} for WAIT`,
-      userKey,
-      err,
-    );
-  }
   try {
     return Number(
-      await withDeadline(
-        wait,
+      await gateway.ask(
+        (door) => {
+          try {
+            return door.command(['WAIT', count, timeoutMs], redisKey);
+          } catch (err) {
+            throw new LockRedisError(
+              `No connection to the master of lock ${quoteKey(userKey)} for WAIT`,
+              userKey,
+              err,
+            );
+          }
+        },
         timeoutMs + 5000,
         () => new LockRedisError(`WAIT did not return for lock ${quoteKey(userKey)}`, userKey),
       ),

@@ -3,7 +3,6 @@ import { ReentrantMutex } from '../../kinds/reentrant-mutex';
 import { TokenLock } from '../../kinds/token-lock';
 import type { LockBackend } from '../../engine/lock-backend';
 import { LockRedisError } from '../../errors';
-import { pingDoor } from '../../redis/ping';
 import { answers, askNodes, firstError } from '../../redis/node-fanout';
 import { watchConnection } from '../../redis/connection-watch';
 import type { ConnectionState } from '../../engine/lock-events';
@@ -84,7 +83,9 @@ export class RedlockBackend implements LockBackend {
 
   /** Resolves when a majority answered PING: the slowest round trip of that majority. */
   async ping(timeoutMs: number): Promise<number> {
-    const ballot = await askNodes(this.doors, (door, i) => pingDoor(door, timeoutMs, `RedLock node ${i}`));
+    const ballot = await askNodes(this.gateways, (gateway, i) =>
+      gateway.ping(timeoutMs, `RedLock node ${i}`),
+    );
     const answered = answers(ballot).sort((a, b) => a - b);
     const quorum = quorumOf(this.doors.length);
     if (answered.length >= quorum) return answered[quorum - 1]!;

@@ -179,26 +179,20 @@ export class RedlockKind implements LockKind {
     ballot: Ballot<RenewResult[]>,
     results: readonly RenewResult[],
   ): Promise<void> {
-    const work: Promise<unknown>[] = [];
-    requests.forEach((r, j) => {
-      const [base, ...nested] = r.holdIds ?? [];
-      if (results[j] !== 'renewed' || base === undefined) return;
-      ballot.forEach((vote, i) => {
-        if (!vote?.ok || vote.value[j] !== 'gone') return;
-        const node = this.nodes[i]!;
-        const hold = { key: r.key, names: r.names, owner: r.owner, leaseMs: r.leaseMs, options: r.options };
-        work.push(
-          node
-            .attempt({ ...hold, holdId: base, reenter: false })
-            .then(async (answer) => {
-              if (answer.status !== 'granted') return;
-              for (const holdId of nested) await node.attempt({ ...hold, holdId, reenter: true });
-            })
-            .catch(() => undefined),
-        );
-      });
+    await askNodes(this.nodes, (node, i) => {
+      const vote = ballot[i];
+      if (!vote?.ok) return Promise.resolve([]);
+      return Promise.all(
+        requests.map(async (r, j) => {
+          const [base, ...nested] = r.holdIds ?? [];
+          if (results[j] !== 'renewed' || base === undefined || vote.value[j] !== 'gone') return;
+          const hold = { key: r.key, names: r.names, owner: r.owner, leaseMs: r.leaseMs, options: r.options };
+          const answer = await node.attempt({ ...hold, holdId: base, reenter: false });
+          if (answer.status !== 'granted') return;
+          for (const holdId of nested) await node.attempt({ ...hold, holdId, reenter: true });
+        }),
+      );
     });
-    await Promise.all(work);
   }
 
   /**
@@ -227,12 +221,12 @@ export class RedlockKind implements LockKind {
    * Nodes that answered are awaited; slow or failed ones get the release queued behind the attempt.
    */
   private async releaseEverywhere(hold: HoldRef, ballot: Ballot<NodeAnswer>): Promise<void> {
-    const waits: Promise<unknown>[] = [];
-    this.nodes.forEach((node, i) => {
-      const release = node.release(hold).catch(() => undefined);
-      if (ballot[i]?.ok) waits.push(release);
+    await askNodes(this.nodes, (node, i) => {
+      const release = node.release(hold);
+      if (ballot[i]?.ok) return release;
+      release.catch(() => undefined); // not awaited: a failure is left to the lease
+      return Promise.resolve('not-held' as const);
     });
-    await Promise.all(waits);
   }
 }
 
