@@ -1,6 +1,6 @@
 import type { LockEngine } from '../core/engine/lock-engine';
 import { randomId } from '../core/engine/lock-grant';
-import { KeySpace, LockKindTag, type AttemptRequest, type LockKind } from '../core/kinds/lock-kind';
+import { KeySpace, KIND_TAG_LIST, type AttemptRequest, type LockKind } from '../core/kinds/lock-kind';
 import { LockOptions, MAX_DURATION_MS } from '../core/options/lock-options';
 import { quoteKey, assertLockKey, assertDuration } from '../core/options/validation';
 import type { InMemoryLockBackend } from './memory/in-memory-backend';
@@ -41,7 +41,6 @@ const ELSEWHERE_OPTIONS: Record<Exclude<ElsewhereKind, 'semaphore'>, LockOptions
   write: { mode: 'write' },
   fair: { fair: true },
 };
-const TAGS: readonly LockKindTag[] = ['m', 'rw', 'fair', 'sem'];
 const registry = new WeakMap<LockEngine, LockTestingControls>();
 
 /** Builds the controls of an in-memory engine and makes `LockTestingControls.of(engine)` find them. */
@@ -123,7 +122,7 @@ export class LockTestingControls {
     assertLockKey(key);
     const { store } = this.backend;
     let lost = 0;
-    for (const tag of TAGS) {
+    for (const tag of KIND_TAG_LIST) {
       const names = this.keys.names(key, tag);
       if (!store.exists(names.lock)) continue;
       lost++;
@@ -160,7 +159,7 @@ export class LockTestingControls {
   /** True when any lock (any kind) is held on `key`, here or elsewhere. */
   isLocked(key: string): boolean {
     assertLockKey(key);
-    return TAGS.some((tag) => this.backend.store.exists(this.keys.names(key, tag).lock));
+    return KIND_TAG_LIST.some((tag) => this.backend.store.exists(this.keys.names(key, tag).lock));
   }
 
   private track(key: string, kind: LockKind, request: AttemptRequest, fencingToken: number): ElsewhereHold {

@@ -1,5 +1,5 @@
 import { LockWrongTypeError } from '../errors';
-import type { KeySpace, LockKindTag } from '../kinds/lock-kind';
+import { KIND_TAG_LIST, type KeySpace, type LockKindTag } from '../kinds/lock-kind';
 import type { LockEvents } from '../engine/lock-events';
 import type { LockGrant } from '../engine/lock-grant';
 import { defineScript } from '../redis/script-library';
@@ -150,7 +150,7 @@ export class ForceRelease {
 /** What one force-release script call removes: a kind tag, and for `m` which type. */
 function forcePlans(kind: LockKind | undefined): { tag: LockKindTag; mutexType: string }[] {
   if (kind === undefined) {
-    return (['m', 'rw', 'fair', 'sem'] as const).map((tag) => ({ tag, mutexType: tag === 'm' ? 'any' : '' }));
+    return KIND_TAG_LIST.map((tag) => ({ tag, mutexType: tag === 'm' ? 'any' : '' }));
   }
   const mutexType = kind === 'mutex' ? 'hash' : kind === 'token' ? 'string' : '';
   return [{ tag: KIND_TAGS[kind], mutexType }];

@@ -6,8 +6,10 @@ import { type LockKindTag, KINDS } from '../kinds/lock-kind';
  */
 export type LockKind = 'mutex' | 'token' | 'read-write' | 'fair' | 'semaphore';
 
-/** Every LockKind, in the order inspect() looks at them. */
-export const LOCK_KINDS: readonly LockKind[] = ['mutex', 'token', 'read-write', 'fair', 'semaphore'];
+/** Every LockKind, in the order inspect() looks at them (the order of KINDS). */
+export const LOCK_KINDS: readonly LockKind[] = [
+  ...new Set(Object.values(KINDS).map((row) => row.inspection)),
+];
 
 /** The process (engine) behind a holder or a waiter. */
 export interface LockOwner {

@@ -1,4 +1,4 @@
-import type { KeySpace } from '../kinds/lock-kind';
+import { KIND_TAG_LIST, type KeySpace } from '../kinds/lock-kind';
 import { defineScript } from '../redis/script-library';
 import { readAudit } from './force-release-audit';
 import { ForceRelease, type ForceReleaseDeps } from './force-release';
@@ -104,7 +104,7 @@ export class LockInspector {
   /** The lock state of `key` as Redis has it (a RedLock holder counts on a majority of nodes). */
   private async states(key: string, kind: LockKind | undefined): Promise<KindState[]> {
     const [m, rw, fair, sem] = (['m', 'rw', 'fair', 'sem'] as const).map((t) => this.keys.names(key, t));
-    const tags = kind === undefined ? 'm rw fair sem' : KIND_TAGS[kind];
+    const tags = kind === undefined ? KIND_TAG_LIST.join(' ') : KIND_TAGS[kind];
     const redisKeys = [m!.lock, m!.aux, rw!.lock, rw!.aux, fair!.lock, fair!.aux, `${fair!.aux}:dl`];
     redisKeys.push(sem!.lock, sem!.aux, m!.fence);
     const lockNames = { m: m!.lock, rw: rw!.lock, fair: fair!.lock, sem: sem!.lock };

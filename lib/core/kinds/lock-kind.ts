@@ -1,4 +1,5 @@
 import { LockUpgradeError, LockWrongTypeError } from '../errors';
+import type { LockKind as InspectedKind } from '../inspection/lock-info';
 import type { LockOptions } from '../options/lock-options';
 import type { ScriptCall, ScriptRunner } from '../redis/redis-gateway';
 import type { LuaScript } from '../redis/script-library';
@@ -109,7 +110,7 @@ export interface KindRow {
   /** Part of the Redis key names; kinds with the same tag exclude each other (mutex and token). */
   readonly tag: LockKindTag;
   /** Its name in inspect(), list() and the registry. */
-  readonly inspection: 'mutex' | 'token' | 'read-write' | 'fair' | 'semaphore';
+  readonly inspection: InspectedKind;
   /** Its name in events and metrics (`kind`). */
   readonly event: KindName;
   /** The option that chooses it (named when a backend does not offer it). */
@@ -125,6 +126,9 @@ export const KINDS: Readonly<Record<KindName, KindRow>> = {
   fair: { impl: 'fair', tag: 'fair', inspection: 'fair', event: 'fair', option: 'fair' },
   semaphore: { impl: 'semaphore', tag: 'sem', inspection: 'semaphore', event: 'semaphore', option: 'limit' },
 };
+
+/** Every Redis key tag, once each, in the order of KINDS: m, rw, fair, sem. */
+export const KIND_TAG_LIST: readonly LockKindTag[] = [...new Set(Object.values(KINDS).map((row) => row.tag))];
 
 /** The kind validated options ask for. */
 export function kindOf(opts: LockOptions): KindRow {
