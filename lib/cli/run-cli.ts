@@ -40,8 +40,9 @@ export async function runCli(
     return CLI_EXIT.ok;
   }
   let engine: LockEngine;
+  let close: () => Promise<void>;
   try {
-    engine = openEngine(cmd);
+    ({ engine, close } = openEngine(cmd));
   } catch (err) {
     io.err((err as Error).message);
     return CLI_EXIT.usage;
@@ -56,13 +57,17 @@ export async function runCli(
     // Anything else is the storage failing (LockRedisError, a closed or refused connection).
     return CLI_EXIT.redis;
   } finally {
-    await engine.close();
+    await close();
   }
 }
 
-function openEngine(cmd: CliCommand): LockEngine {
+/** The engine a command runs on, and how to close it with the connections opened for it. */
+function openEngine(cmd: CliCommand): { engine: LockEngine; close: () => Promise<void> } {
   const common = { keyPrefix: cmd.prefix, inspection: false, app: 'nestjs-distributed-lock-cli' };
-  if (!cmd.cluster) return createLockEngine({ redis: cmd.redis, ...common });
+  if (!cmd.cluster) {
+    const engine = createLockEngine({ redis: cmd.redis, ...common });
+    return { engine, close: () => engine.close() };
+  }
   const nodes = cmd.redis.split(',').map((url) => {
     const u = new URL(url.trim());
     return { host: u.hostname, port: Number(u.port || 6379) };
@@ -77,10 +82,8 @@ function openEngine(cmd: CliCommand): LockEngine {
   });
   cluster.on('error', () => undefined);
   const engine = createLockEngine({ redis: cluster, ...common });
-  // The engine never closes a client it was given: close it with the engine.
-  const close = engine.close.bind(engine);
-  engine.close = () => close().finally(() => cluster.disconnect());
-  return engine;
+  // The engine never closes a client it was given: the CLI closes it after the engine.
+  return { engine, close: () => engine.close().finally(() => cluster.disconnect()) };
 }
 
 async function execute(engine: LockEngine, cmd: CliCommand, io: CliIo): Promise<number> {
