@@ -1,7 +1,6 @@
 // nestjs-distributed-lock/console: the lock console (a Nest module with a page, a JSON API and SSE).
 export { DistributedLockConsoleModule } from './distributed-lock-console.module';
-export { DISTRIBUTED_LOCK_CONSOLE_OPTIONS } from './console-options';
-export type { DistributedLockConsoleOptions, ResolvedConsoleOptions } from './console-options';
-export { LOCK_CONSOLE_CONTROLLER, LockConsoleController } from './lock-console.controller';
+export type { DistributedLockConsoleOptions } from './console-options';
+export { LOCK_CONSOLE_CONTROLLER } from './lock-console.controller';
 export type { ForceReleaseBody } from './lock-console.controller';
 export type { ConsoleEventType } from './console-events';

@@ -13,4 +13,3 @@ export type {
   HoldElsewhereOptions,
   LoseLockOptions,
 } from './lock-testing-controls';
-export { InMemoryLockBackend } from './memory/in-memory-backend';
