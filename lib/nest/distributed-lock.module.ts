@@ -1,19 +1,14 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { APP_INTERCEPTOR, DiscoveryModule } from '@nestjs/core';
+import { DiscoveryModule } from '@nestjs/core';
 import { LockEngine } from '../core';
-import { DistributedLockInterceptor } from './distributed-lock.interceptor';
 import {
   DistributedLockConfigurableModule,
   DISTRIBUTED_LOCK_MODULE_OPTIONS,
   DISTRIBUTED_LOCK_SETTINGS,
   type DistributedLockModuleAsyncOptions,
 } from './distributed-lock.module-definition';
-import { engineProvider, settingsProvider } from './distributed-lock.providers';
+import { engineProvider, nestLayerProviders, settingsProvider } from './distributed-lock.providers';
 import { DistributedLockService } from './distributed-lock.service';
-import { LockServiceBinder } from './lock-service-binder';
-import { SkipRouteCheck } from './skip-route.check';
-import { DistributedLockTelemetry } from './telemetry.provider';
-import { DistributedLockTransportInterceptor } from './transports/distributed-lock-transport.interceptor';
 
 /**
  * Distributed locks on Redis for Nest: `DistributedLockModule.forRoot({ redis })` or
@@ -24,16 +19,7 @@ import { DistributedLockTransportInterceptor } from './transports/distributed-lo
  */
 @Module({
   imports: [DiscoveryModule],
-  providers: [
-    SkipRouteCheck,
-    LockServiceBinder,
-    DistributedLockTelemetry,
-    settingsProvider,
-    engineProvider,
-    DistributedLockService,
-    { provide: APP_INTERCEPTOR, useClass: DistributedLockInterceptor },
-    { provide: APP_INTERCEPTOR, useClass: DistributedLockTransportInterceptor },
-  ],
+  providers: [settingsProvider, engineProvider, ...nestLayerProviders],
   exports: [DistributedLockService, LockEngine, DISTRIBUTED_LOCK_SETTINGS, DISTRIBUTED_LOCK_MODULE_OPTIONS],
 })
 export class DistributedLockModule extends DistributedLockConfigurableModule {

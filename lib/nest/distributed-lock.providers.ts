@@ -1,10 +1,17 @@
-import type { FactoryProvider } from '@nestjs/common';
+import type { FactoryProvider, Provider } from '@nestjs/common';
+import { APP_INTERCEPTOR } from '@nestjs/core';
 import { LockEngine, openLockEngine } from '../core';
+import { DistributedLockInterceptor } from './distributed-lock.interceptor';
 import {
   DISTRIBUTED_LOCK_MODULE_OPTIONS,
   DISTRIBUTED_LOCK_SETTINGS,
 } from './distributed-lock.module-definition';
+import { DistributedLockService } from './distributed-lock.service';
+import { LockServiceBinder } from './lock-service-binder';
 import { DistributedLockSettings, resolveModuleOptions } from './module-options';
+import { SkipRouteCheck } from './skip-route.check';
+import { DistributedLockTelemetry } from './telemetry.provider';
+import { DistributedLockTransportInterceptor } from './transports/distributed-lock-transport.interceptor';
 
 /** The module options resolved once (validated before anything connects). */
 export const settingsProvider: FactoryProvider<DistributedLockSettings> = {
@@ -22,3 +29,18 @@ export const engineProvider: FactoryProvider<LockEngine> = {
   useFactory: (settings: DistributedLockSettings) => openLockEngine(settings.config),
   inject: [DISTRIBUTED_LOCK_SETTINGS],
 };
+
+/**
+ * The Nest layer around whatever engine the LockEngine token holds: the service, the binder the
+ * decorator finds it through, the start-up check of skip routes, telemetry and the two global
+ * interceptors. DistributedLockModule adds the settings and the engine built from them; the testing
+ * module adds the same settings and the real engine over an in-memory backend.
+ */
+export const nestLayerProviders: Provider[] = [
+  SkipRouteCheck,
+  LockServiceBinder,
+  DistributedLockTelemetry,
+  DistributedLockService,
+  { provide: APP_INTERCEPTOR, useClass: DistributedLockInterceptor },
+  { provide: APP_INTERCEPTOR, useClass: DistributedLockTransportInterceptor },
+];

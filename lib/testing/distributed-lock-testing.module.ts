@@ -1,18 +1,15 @@
 import { DynamicModule, Injectable, Module, OnApplicationShutdown } from '@nestjs/common';
-import { APP_INTERCEPTOR, DiscoveryModule } from '@nestjs/core';
+import { DiscoveryModule } from '@nestjs/core';
 import type { LockEngineOptions } from '../core';
 import { LockEngine } from '../core/engine/lock-engine';
-import { DistributedLockInterceptor } from '../nest/distributed-lock.interceptor';
 import {
   DISTRIBUTED_LOCK_MODULE_OPTIONS,
   DISTRIBUTED_LOCK_SETTINGS,
 } from '../nest/distributed-lock.module-definition';
+import { nestLayerProviders } from '../nest/distributed-lock.providers';
 import { DistributedLockService } from '../nest/distributed-lock.service';
 import type { RetryAfterOption } from '../nest/interfaces';
 import { DEFAULT_DRAIN_MS, DistributedLockSettings, resolveModuleOptions } from '../nest/module-options';
-import { LockServiceBinder } from '../nest/lock-service-binder';
-import { SkipRouteCheck } from '../nest/skip-route.check';
-import { DistributedLockTransportInterceptor } from '../nest/transports/distributed-lock-transport.interceptor';
 import { createInMemoryLockEngine } from './create-in-memory-lock-engine';
 import { LockTestingControls } from './lock-testing-controls';
 
@@ -85,12 +82,8 @@ export class DistributedLockTestingModule {
           useFactory: (controls: LockTestingControls) => controls.engine,
           inject: [LockTestingControls],
         },
-        DistributedLockService,
-        SkipRouteCheck,
-        LockServiceBinder,
         InMemoryEngineCloser,
-        { provide: APP_INTERCEPTOR, useClass: DistributedLockInterceptor },
-        { provide: APP_INTERCEPTOR, useClass: DistributedLockTransportInterceptor },
+        ...nestLayerProviders,
       ],
       exports: [DistributedLockService, LockEngine, DISTRIBUTED_LOCK_SETTINGS, LockTestingControls],
     };
