@@ -23,6 +23,19 @@ export interface CohortBounds {
 /** Default cohort bounds: at most 32 local hand-offs within 50 ms, then up to 100 ms reserved for another process. */
 export const DEFAULT_COHORT_BOUNDS: CohortBounds = { passes: 32, budgetMs: 50, yieldMs: 100, fair: false };
 
+/** Fencing tokens a fresh grant of a cohort kind reserves: its own, plus one per allowed hand-off (1 without cohorts). */
+export function cohortTokenBlock(bounds: CohortBounds | false): number {
+  return bounds ? bounds.passes + 1 : 1;
+}
+
+/**
+ * How much more than its `leaseMs` a fixed-lease attempt with local waiters behind it asks Redis for:
+ * the cohort's budget, so each local successor's whole lease is covered (0 without cohorts).
+ */
+export function cohortLeaseExtraMs(bounds: CohortBounds | false): number {
+  return bounds ? bounds.budgetMs : 0;
+}
+
 /** The Redis grant a cohort starts from. */
 export interface CohortOpening {
   /** The hold that keeps the Redis lock while the cohort lasts. */

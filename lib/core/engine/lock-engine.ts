@@ -16,6 +16,7 @@ import { MultiGrantHandle, type MultiLockHandle } from '../multi/multi-lock-hand
 import { LockOptions, ResolvedEngineOptions } from '../options/lock-options';
 import { assertLockKey } from '../options/validation';
 import { LocalWaitQueues } from '../waiting/waiter';
+import { cohortLeaseExtraMs, cohortTokenBlock } from './cohort';
 import { CriticalSections } from './critical-sections';
 import { LockEngineReadiness, LockEngineStats, pingReadiness } from './engine-status';
 import type { LockBackend } from './lock-backend';
@@ -63,10 +64,9 @@ export class LockEngine {
       events: this.events,
       closing: this.closing.signal,
       backoff: options.backoff,
-      // A fresh cohort grant reserves its own token plus one per allowed local hand-off.
-      reserveTokens: options.cohort ? options.cohort.passes + 1 : 1,
+      reserveTokens: cohortTokenBlock(options.cohort),
       recordedWaits: new Set<string>(),
-      cohortLeaseExtraMs: options.cohort ? options.cohort.budgetMs : 0,
+      cohortLeaseExtraMs: cohortLeaseExtraMs(options.cohort),
       // A renewed watchdog lease never has less than lease − period left; a fixed one may.
       retryAfter: (key, remaining) =>
         heldLocks.holdTimes.estimate(key, remaining, options.watchdogLeaseMs - options.renewEveryMs - 50),
