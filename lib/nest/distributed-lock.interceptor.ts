@@ -55,7 +55,7 @@ export class DistributedLockInterceptor implements NestInterceptor {
 
   /** @internal */
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    if (context.getType() !== 'http' || !this.settings().httpErrors) return next.handle();
+    if (context.getType() !== 'http') return next.handle();
     const request = context.switchToHttp().getRequest<Record<symbol, unknown> | undefined>();
     if (request) {
       if (request[TRANSLATED]) return next.handle();
@@ -127,5 +127,17 @@ export class DistributedLockInterceptor implements NestInterceptor {
   /** The HTTP settings of this module, or the defaults when registered outside it. */
   protected settings(): HttpSettings {
     return this.moduleSettings ?? DEFAULT_SETTINGS;
+  }
+}
+
+/**
+ * The instance DistributedLockModule registers globally: it stands aside under `httpErrors: false`,
+ * and only the DistributedLockInterceptor instances the app registers itself answer.
+ */
+@Injectable()
+export class ModuleHttpErrorsInterceptor extends DistributedLockInterceptor {
+  /** @internal */
+  override intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    return this.settings().httpErrors ? super.intercept(context, next) : next.handle();
   }
 }

@@ -1,7 +1,7 @@
 import type { FactoryProvider, Provider } from '@nestjs/common';
 import { APP_INTERCEPTOR } from '@nestjs/core';
 import { LockEngine, openLockEngine } from '../core';
-import { DistributedLockInterceptor } from './distributed-lock.interceptor';
+import { ModuleHttpErrorsInterceptor } from './distributed-lock.interceptor';
 import {
   DISTRIBUTED_LOCK_MODULE_OPTIONS,
   DISTRIBUTED_LOCK_SETTINGS,
@@ -11,7 +11,7 @@ import { LockServiceBinder } from './lock-service-binder';
 import { DistributedLockSettings, resolveModuleOptions } from './module-options';
 import { SkipRouteCheck } from './skip-route.check';
 import { DistributedLockTelemetry } from './telemetry.provider';
-import { DistributedLockTransportInterceptor } from './transports/distributed-lock-transport.interceptor';
+import { ModuleTransportErrorsInterceptor } from './transports/distributed-lock-transport.interceptor';
 
 /** The module options resolved once (validated before anything connects). */
 export const settingsProvider: FactoryProvider<DistributedLockSettings> = {
@@ -41,6 +41,6 @@ export const nestLayerProviders: Provider[] = [
   LockServiceBinder,
   DistributedLockTelemetry,
   DistributedLockService,
-  { provide: APP_INTERCEPTOR, useClass: DistributedLockInterceptor },
-  { provide: APP_INTERCEPTOR, useClass: DistributedLockTransportInterceptor },
+  { provide: APP_INTERCEPTOR, useClass: ModuleHttpErrorsInterceptor },
+  { provide: APP_INTERCEPTOR, useClass: ModuleTransportErrorsInterceptor },
 ];

@@ -8,17 +8,23 @@ import {
 } from '../nest/distributed-lock.module-definition';
 import { nestLayerProviders } from '../nest/distributed-lock.providers';
 import { DistributedLockService } from '../nest/distributed-lock.service';
-import type { RetryAfterOption } from '../nest/interfaces';
+import type { DistributedLockModuleOptions } from '../nest/interfaces';
 import { DEFAULT_DRAIN_MS, DistributedLockSettings, resolveModuleOptions } from '../nest/module-options';
 import { createInMemoryLockEngine } from './create-in-memory-lock-engine';
 import { LockTestingControls } from './lock-testing-controls';
 
-/** Options of DistributedLockTestingModule.forRoot(): those of DistributedLockModule, without a connection. */
-export interface DistributedLockTestingModuleOptions extends LockEngineOptions {
-  /** HTTP status of a "busy" answer. Default 423 (Locked), as in DistributedLockModule. */
-  busyStatus?: number;
-  /** The `Retry-After` header of a "busy" answer. Default `true`, as in DistributedLockModule. */
-  retryAfter?: RetryAfterOption;
+/**
+ * Options of DistributedLockTestingModule.forRoot(): those of DistributedLockModule without a
+ * connection (the engine options and the Nest ones: busyStatus, retryAfter, httpErrors,
+ * transportErrors, telemetry), plus isGlobal.
+ */
+export interface DistributedLockTestingModuleOptions
+  extends
+    LockEngineOptions,
+    Pick<
+      DistributedLockModuleOptions,
+      'busyStatus' | 'retryAfter' | 'httpErrors' | 'transportErrors' | 'telemetry'
+    > {
   /** Provide DistributedLockService and the controls everywhere. Default false. */
   isGlobal?: boolean;
 }
@@ -54,16 +60,22 @@ class InMemoryEngineCloser implements OnApplicationShutdown {
 export class DistributedLockTestingModule {
   /** A module with DistributedLockService and DistributedLockTestingControls on one in-memory engine. */
   static forRoot(options: DistributedLockTestingModuleOptions = {}): DynamicModule {
-    const { isGlobal = false, busyStatus, retryAfter, ...engineOptions } = options;
-    // The same HTTP settings as DistributedLockModule, resolved by the same function; the
-    // connection is a placeholder that nothing ever opens: the engine below is in memory.
+    const {
+      isGlobal = false,
+      busyStatus,
+      retryAfter,
+      httpErrors,
+      transportErrors,
+      telemetry,
+      ...engineOptions
+    } = options;
+    // The same Nest settings as DistributedLockModule, resolved by the same function (those not
+    // given keep its defaults); the connection is a placeholder that nothing ever opens: the engine
+    // below is in memory. Telemetry reads `telemetry` from the module options, as in production.
+    const nestOptions = { busyStatus, retryAfter, httpErrors, transportErrors, telemetry };
+    const given = Object.fromEntries(Object.entries(nestOptions).filter(([, value]) => value !== undefined));
     const settings = (): DistributedLockSettings =>
-      resolveModuleOptions({
-        redis: 'redis://in-memory.invalid',
-        ...engineOptions,
-        ...(busyStatus !== undefined && { busyStatus }),
-        ...(retryAfter !== undefined && { retryAfter }),
-      });
+      resolveModuleOptions({ redis: 'redis://in-memory.invalid', ...engineOptions, ...given });
     return {
       module: DistributedLockTestingModule,
       global: isGlobal,

@@ -171,6 +171,22 @@ describe('DistributedLockTestingModule options', () => {
     }
   });
 
+  it('takes the Nest options of DistributedLockModule: httpErrors: false leaves 423 to the app’s own interceptor', async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [DistributedLockTestingModule.forRoot({ httpErrors: false, transportErrors: false })],
+      controllers: [StockController], // registers DistributedLockInterceptor itself
+      providers: [StockService],
+    }).compile();
+    const other = moduleRef.createNestApplication({ logger: false });
+    await other.init();
+    try {
+      await other.get(DistributedLockTestingControls).holdElsewhere('stock:b');
+      await request(other.getHttpServer()).get('/stock/b/locked').expect(423);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('refuses bad options at start-up', () => {
     expect(() => DistributedLockTestingModule.forRoot({ renewEveryMs: -1 })).not.toThrow();
     return expect(

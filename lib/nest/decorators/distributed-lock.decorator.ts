@@ -19,7 +19,7 @@ import { DistributedLockService } from '../distributed-lock.service';
 import type { DistributedLockOptions } from '../interfaces';
 import { compileLockKey, LockKeyBuilder } from '../lock-key-template';
 import { LOCK_SERVICE_PROPERTY, lockServiceOf, type LockServiceApi } from '../lock-service-binding';
-import { DistributedLockTransportInterceptor } from '../transports/distributed-lock-transport.interceptor';
+import { ModuleTransportErrorsInterceptor } from '../transports/distributed-lock-transport.interceptor';
 import { copyMethodMetadata } from './copy-method-metadata';
 import { runLocked, type LockedCall, type LockedMethod } from './locked-call';
 
@@ -68,8 +68,8 @@ export function DistributedLock<Args extends unknown[] = any[]>(
     copyMethodMetadata(original, wrapper);
     // Nest applies no global interceptor to WebSocket gateways: bound on the method as well, the
     // transport answers reach @SubscribeMessage handlers too. Where the global one runs, it answers
-    // first and this one passes (one translation per call).
-    UseInterceptors(DistributedLockTransportInterceptor)(target, propertyKey, { value: wrapper });
+    // first and this one passes (one translation per call); under `transportErrors: false` both stand aside.
+    UseInterceptors(ModuleTransportErrorsInterceptor)(target, propertyKey, { value: wrapper });
     Reflect.defineMetadata(DISTRIBUTED_LOCK_METADATA, options, wrapper);
     checkAtBootstrap(target, String(propertyKey));
     descriptor.value = wrapper as unknown as typeof descriptor.value;

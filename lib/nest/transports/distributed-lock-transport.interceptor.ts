@@ -49,7 +49,7 @@ export class DistributedLockTransportInterceptor implements NestInterceptor {
   /** @internal */
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const type = context.getType<string>();
-    if (!TRANSPORTS.has(type) || !this.settings().transportErrors || ANSWERING.has(context)) {
+    if (!TRANSPORTS.has(type) || ANSWERING.has(context)) {
       return next.handle();
     }
     ANSWERING.add(context);
@@ -112,5 +112,18 @@ export class DistributedLockTransportInterceptor implements NestInterceptor {
   /** The settings of this module, or the defaults when registered outside it. */
   protected settings(): TransportSettings {
     return this.moduleSettings ?? DEFAULT_SETTINGS;
+  }
+}
+
+/**
+ * The instance DistributedLockModule registers globally: it stands aside under
+ * `transportErrors: false`, and only the DistributedLockTransportInterceptor instances the app
+ * registers itself answer.
+ */
+@Injectable()
+export class ModuleTransportErrorsInterceptor extends DistributedLockTransportInterceptor {
+  /** @internal */
+  override intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    return this.settings().transportErrors ? super.intercept(context, next) : next.handle();
   }
 }

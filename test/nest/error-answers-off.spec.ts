@@ -1,0 +1,113 @@
+import { Controller, Get, Param, UseInterceptors } from '@nestjs/common';
+import type { ExecutionContext } from '@nestjs/common';
+import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host';
+import { lastValueFrom, throwError } from 'rxjs';
+import request from 'supertest';
+import {
+  DistributedLock,
+  DistributedLockInterceptor,
+  DistributedLockModule,
+  DistributedLockService,
+  DistributedLockTransportInterceptor,
+  LockNotAcquiredError,
+} from '../../lib';
+import { startRedis, type RedisServerProcess } from '../support/redis-server';
+import { closeApps, startApp, uniquePrefix } from '../support/nest-env';
+
+/*
+ * `httpErrors: false` / `transportErrors: false` turn off the interceptors DistributedLockModule
+ * registers globally, so that the app can register them itself where it wants them (README). An
+ * interceptor the app registers itself must still answer, in the same app.
+ */
+
+@Controller('own')
+@UseInterceptors(DistributedLockInterceptor)
+class OwnInterceptorController {
+  @Get(':id')
+  @DistributedLock({ key: 'item:{0}', waitMs: 0 })
+  async get(@Param('id') id: string): Promise<{ id: string }> {
+    return { id };
+  }
+}
+
+@Controller('bare')
+class BareController {
+  @Get(':id')
+  @DistributedLock({ key: 'item:{0}', waitMs: 0 })
+  async get(@Param('id') id: string): Promise<{ id: string }> {
+    return { id };
+  }
+}
+
+let server: RedisServerProcess;
+
+beforeAll(async () => {
+  server = await startRedis();
+});
+afterAll(async () => {
+  await server?.stop();
+});
+
+describe('httpErrors: false', () => {
+  it('leaves a route without its own interceptor unanswered, and one with it answered 423', async () => {
+    const app = await startApp({
+      imports: [
+        DistributedLockModule.forRoot({
+          redis: server.url,
+          keyPrefix: uniquePrefix('http-errors-off'),
+          httpErrors: false,
+        }),
+      ],
+      controllers: [OwnInterceptorController, BareController],
+    });
+    try {
+      const held = await app.get(DistributedLockService).acquire('item:1');
+      try {
+        const own = await request(app.getHttpServer()).get('/own/1');
+        expect(own.status).toBe(423);
+        expect(own.headers['retry-after']).toBeDefined();
+        // No global interceptor: the lock error reaches Nest's default filter.
+        expect((await request(app.getHttpServer()).get('/bare/1')).status).toBe(500);
+      } finally {
+        await held.release();
+      }
+      expect((await request(app.getHttpServer()).get('/own/1')).status).toBe(200);
+    } finally {
+      await closeApps(app);
+    }
+  });
+});
+
+describe('transportErrors: false', () => {
+  /** An RPC execution context, as a microservice handler has. */
+  function rpcContext(): ExecutionContext {
+    const context = new ExecutionContextHost([{}, {}]);
+    context.setType('rpc');
+    return context;
+  }
+
+  it('an interceptor the app registers itself still answers in RPC handlers', async () => {
+    const app = await startApp({
+      imports: [
+        DistributedLockModule.forRoot({
+          redis: server.url,
+          keyPrefix: uniquePrefix('transport-errors-off'),
+          transportErrors: false,
+        }),
+      ],
+      providers: [DistributedLockTransportInterceptor],
+    });
+    try {
+      // Resolved in the app, so it sees the module's settings (transportErrors: false among them).
+      const own = app.get(DistributedLockTransportInterceptor);
+      const busy = new LockNotAcquiredError('k', 10, 1500);
+      const thrown = await lastValueFrom(
+        own.intercept(rpcContext(), { handle: () => throwError(() => busy) }),
+      ).catch((e: unknown) => e);
+      expect(thrown).not.toBe(busy);
+      expect((thrown as { getError(): { code: string } }).getError()).toMatchObject({ code: 'LOCKED' });
+    } finally {
+      await closeApps(app);
+    }
+  });
+});
