@@ -1,23 +1,19 @@
 import { Controller, Get, Param, UseInterceptors } from '@nestjs/common';
-import type { ExecutionContext } from '@nestjs/common';
-import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host';
-import { lastValueFrom, throwError } from 'rxjs';
 import request from 'supertest';
 import {
   DistributedLock,
   DistributedLockInterceptor,
   DistributedLockModule,
   DistributedLockService,
-  DistributedLockTransportInterceptor,
-  LockNotAcquiredError,
 } from '../../lib';
 import { startRedis, type RedisServerProcess } from '../support/redis-server';
 import { closeApps, startApp, uniquePrefix } from '../support/nest-env';
 
 /*
- * `httpErrors: false` / `transportErrors: false` turn off the interceptors DistributedLockModule
- * registers globally, so that the app can register them itself where it wants them (README). An
- * interceptor the app registers itself must still answer, in the same app.
+ * `httpErrors: false` turns off the interceptor DistributedLockModule registers globally, so that the
+ * app can register DistributedLockInterceptor itself where it wants it (README). An interceptor the
+ * app registers itself must still answer, in the same app. (`transportErrors: false`: in
+ * test/transports/microservices.spec.ts.)
  */
 
 @Controller('own')
@@ -72,40 +68,6 @@ describe('httpErrors: false', () => {
         await held.release();
       }
       expect((await request(app.getHttpServer()).get('/own/1')).status).toBe(200);
-    } finally {
-      await closeApps(app);
-    }
-  });
-});
-
-describe('transportErrors: false', () => {
-  /** An RPC execution context, as a microservice handler has. */
-  function rpcContext(): ExecutionContext {
-    const context = new ExecutionContextHost([{}, {}]);
-    context.setType('rpc');
-    return context;
-  }
-
-  it('an interceptor the app registers itself still answers in RPC handlers', async () => {
-    const app = await startApp({
-      imports: [
-        DistributedLockModule.forRoot({
-          redis: server.url,
-          keyPrefix: uniquePrefix('transport-errors-off'),
-          transportErrors: false,
-        }),
-      ],
-      providers: [DistributedLockTransportInterceptor],
-    });
-    try {
-      // Resolved in the app, so it sees the module's settings (transportErrors: false among them).
-      const own = app.get(DistributedLockTransportInterceptor);
-      const busy = new LockNotAcquiredError('k', 10, 1500);
-      const thrown = await lastValueFrom(
-        own.intercept(rpcContext(), { handle: () => throwError(() => busy) }),
-      ).catch((e: unknown) => e);
-      expect(thrown).not.toBe(busy);
-      expect((thrown as { getError(): { code: string } }).getError()).toMatchObject({ code: 'LOCKED' });
     } finally {
       await closeApps(app);
     }

@@ -6,7 +6,7 @@
  * { status: 'error', code, message, retryAfterMs? } with no lock key in it, and no ERROR is logged
  * for them; onBusy: 'skip' on a message handler fails the start-up.
  */
-import { Controller, INestMicroservice } from '@nestjs/common';
+import { Controller, INestMicroservice, UseInterceptors } from '@nestjs/common';
 import {
   ClientProxy,
   ClientProxyFactory,
@@ -19,7 +19,7 @@ import {
 } from '@nestjs/microservices';
 import { Test } from '@nestjs/testing';
 import { firstValueFrom, from, Observable } from 'rxjs';
-import { DistributedLock } from '../../lib';
+import { DistributedLock, DistributedLockTransportInterceptor } from '../../lib';
 import { getFreePort } from '../support/free-port';
 import { startRedis, type RedisServerProcess } from '../support/redis-server';
 import { CapturingLogger } from '../support/capturing-logger';
@@ -202,6 +202,47 @@ describe('transportErrors: false', () => {
     try {
       const error = await sendError(client, 'debitNow', { email: 'off@example.com', amount: 1 });
       expect(error).toEqual({ status: 'error', message: 'Internal server error' });
+    } finally {
+      await held.release();
+      await client.close();
+      await service.close();
+      await fixture.close();
+    }
+  });
+});
+
+@Controller()
+class OwnInterceptorHandlers {
+  @MessagePattern('own')
+  @UseInterceptors(DistributedLockTransportInterceptor)
+  @DistributedLock({ key: 'account:{0.email}', waitMs: 100 })
+  debit(@Payload() data: Debit): Promise<number> {
+    return Promise.resolve(data.amount);
+  }
+}
+
+describe('transportErrors: false, with an interceptor of your own', () => {
+  it('your DistributedLockTransportInterceptor still answers LOCKED; the module’s stand aside', async () => {
+    const fixture = await startLockFixture('rpc-off-own');
+    const options = { host: '127.0.0.1', port: await getFreePort() };
+    const moduleRef = await Test.createTestingModule({
+      imports: [fixture.module({ transportErrors: false })],
+      controllers: [AccountHandlers, OwnInterceptorHandlers],
+      providers: [Ledger],
+    }).compile();
+    const service = moduleRef.createNestMicroservice<MicroserviceOptions>({
+      transport: Transport.TCP,
+      options,
+      logger: false,
+    });
+    await service.listen();
+    const client = ClientProxyFactory.create({ transport: Transport.TCP, options });
+    const held = await fixture.holdElsewhere('account:own@example.com');
+    try {
+      const own = await sendError(client, 'own', { email: 'own@example.com', amount: 1 });
+      expect(own).toMatchObject({ status: 'error', code: 'LOCKED' });
+      const bare = await sendError(client, 'debitNow', { email: 'own@example.com', amount: 1 });
+      expect(bare).toEqual({ status: 'error', message: 'Internal server error' });
     } finally {
       await held.release();
       await client.close();
