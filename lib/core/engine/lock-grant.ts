@@ -164,9 +164,13 @@ export class LockGrant implements Deadline {
     return !this.ended && !this.lost;
   }
 
-  /** The lease a renewal sent at `sentAt` asks for: never past maxHoldMs (0: do not renew). */
+  /**
+   * The lease a renewal sent at `sentAt` asks for: never past maxHoldMs (0: do not renew). Whole
+   * milliseconds: what is left of maxHoldMs is measured on the monotonic clock, in fractions, and the
+   * scripts take whole ones (they refused a fraction, and the lock was reported lost).
+   */
   renewalLeaseMs(sentAt: number, leaseMs = this.leaseMs): number {
-    return Math.max(0, Math.min(leaseMs, this.holdDeadline - sentAt));
+    return Math.max(0, Math.min(leaseMs, Math.floor(this.holdDeadline - sentAt)));
   }
 
   /** Moves the lease end (after a renewal sent at `sentAt`) and the deadline with it. */
@@ -207,7 +211,10 @@ export class LockGrant implements Deadline {
 
   /** @internal The deadline passed: the lease ended locally (or maxHoldMs did). */
   expire(): void {
-    this.lose(this.at === this.holdDeadline ? 'max-hold' : 'expired');
+    // A lease that maxHoldMs capped (the last renewal or extend() could go no further) ends there on
+    // purpose: 'max-hold', though its drift allowance makes it end locally a little before.
+    const capped = this.expiresAt >= this.holdDeadline - 1;
+    this.lose(this.at === this.holdDeadline || capped ? 'max-hold' : 'expired');
   }
 
   private schedule(): void {
