@@ -252,6 +252,40 @@ describe('transportErrors: false, with an interceptor of your own', () => {
   });
 });
 
+describe('retryAfter outside HTTP', () => {
+  it.each([
+    ['a number of seconds', 3, 3000],
+    ['a function of the error', () => 2, 2000],
+    ['false', false, undefined],
+  ] as const)('sets retryAfterMs in the RPC answer from %s', async (_label, retryAfter, expected) => {
+    const fixture = await startLockFixture('rpc-retry-after');
+    const options = { host: '127.0.0.1', port: await getFreePort() };
+    const moduleRef = await Test.createTestingModule({
+      imports: [fixture.module({ retryAfter })],
+      controllers: [AccountHandlers],
+      providers: [Ledger],
+    }).compile();
+    const service = moduleRef.createNestMicroservice<MicroserviceOptions>({
+      transport: Transport.TCP,
+      options,
+      logger: false,
+    });
+    await service.listen();
+    const client = ClientProxyFactory.create({ transport: Transport.TCP, options });
+    const held = await fixture.holdElsewhere('account:later@example.com');
+    try {
+      const error = await sendError(client, 'debitNow', { email: 'later@example.com', amount: 1 });
+      expect(error).toMatchObject({ status: 'error', code: 'LOCKED' });
+      expect(error.retryAfterMs).toBe(expected);
+    } finally {
+      await held.release();
+      await client.close();
+      await service.close();
+      await fixture.close();
+    }
+  });
+});
+
 describe("onBusy: 'skip' on a message handler", () => {
   it('fails the start-up with a message that names the handler', async () => {
     const fixture = await startLockFixture('rpc-skip');
