@@ -117,4 +117,33 @@ describe('instrumentLockEvents', () => {
     const m = await sdk.collect();
     expect(histogramCount(m.get(OTEL_METRICS.waitDuration), { [A.key]: 'raw:{0}' })).toBe(1);
   });
+  it.each([
+    ["key: 'none'", { key: 'none' as const }, undefined],
+    ['key: a function', { key: (k: string) => `label:${k.length}` }, 'label'],
+  ])('with %s, no raw key and no hash reach the spans', async (_label, options, expected) => {
+    const engine = env.engine({ keyPrefix: 'otel:' });
+    const key = uniqueKey('hidden');
+    const dispose = instrumentLockEvents(engine.events, options);
+    await (await engine.acquire(key)).release();
+    dispose();
+    const [wait] = sdk.spans(OTEL_SPANS.wait);
+    expect(wait.attributes[A.keyHash]).toBeUndefined();
+    if (expected === undefined) expect(wait.attributes[A.key]).toBeUndefined();
+    else expect(wait.attributes[A.key]).toBe(`${expected}:${key.length}`);
+  });
+
+  it('records only metrics with traces: false, and only spans with metrics: false', async () => {
+    const engine = env.engine({ keyPrefix: 'otel:' });
+    const noTraces = instrumentLockEvents(engine.events, { traces: false });
+    await (await engine.acquire(uniqueKey('metrics-only'))).release();
+    noTraces();
+    expect(sdk.spans(OTEL_SPANS.wait)).toHaveLength(0);
+    expect(histogramCount((await sdk.collect()).get(OTEL_METRICS.waitDuration))).toBe(1);
+
+    const noMetrics = instrumentLockEvents(engine.events, { metrics: false });
+    await (await engine.acquire(uniqueKey('spans-only'))).release();
+    noMetrics();
+    expect(sdk.spans(OTEL_SPANS.wait)).toHaveLength(1);
+    expect(histogramCount((await sdk.collect()).get(OTEL_METRICS.waitDuration))).toBe(1);
+  });
 });
