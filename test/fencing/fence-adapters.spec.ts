@@ -229,3 +229,18 @@ describe('the in-process ledger (HTTP guard)', () => {
     }
   });
 });
+
+describe('RedisFencedStore with fenceKey', () => {
+  it('keeps the fence record where fenceKey names it (e.g. with a Cluster hash tag)', async () => {
+    const store = new RedisFencedStore(env.store, { fenceKey: (key) => `{${key}}:fence-record` });
+    const key = `tagged:${Date.now()}`;
+    await store.set(key, 'v1', { key: 'lock', token: 7, owner: 'a' });
+    expect(await env.store.hget(`{${key}}:fence-record`, 'fence')).toBe('7');
+    expect(await env.store.exists(`${key}:fence`)).toBe(0);
+    expect(await store.storedFence(key)).toEqual({ token: 7, owner: 'a' });
+    await expect(store.set(key, 'v0', { key: 'lock', token: 6, owner: 'b' })).rejects.toBeInstanceOf(
+      StaleFenceError,
+    );
+    expect(await env.store.get(key)).toBe('v1');
+  });
+});

@@ -204,6 +204,14 @@ describe('FencingTokenGuard in a Nest app', () => {
     put(@Req() req: Record<symbol, unknown>) {
       return { admitted: String((req[ADMITTED_FENCE] as { token: number }).token) };
     }
+
+    /** A resource that also takes unfenced writes (required: false). */
+    @Put(':sku/note')
+    @FencedResource((req) => `note:${req.params.sku}`, { required: false })
+    note(@Req() req: Record<symbol, unknown>) {
+      const fence = req[ADMITTED_FENCE] as { token: number } | undefined;
+      return { admitted: fence ? String(fence.token) : 'none' };
+    }
   }
   @Module({ controllers: [StockController], providers: [{ provide: FenceLedger, useValue: ledger }] })
   class AppModule {}
@@ -214,6 +222,16 @@ describe('FencingTokenGuard in a Nest app', () => {
     await app.init();
   });
   afterAll(() => app?.close());
+
+  it('with required: false, lets a write without a token through and still refuses a stale one', async () => {
+    const put = (headers: Record<string, string>) =>
+      request(app.getHttpServer()).put('/stock/n/note').set(headers);
+    await put({}).expect(200, { admitted: 'none' });
+    await put({ 'x-fencing-token': '5', 'x-fencing-owner': 'a' }).expect(200, { admitted: '5' });
+    await put({ 'x-fencing-token': '4', 'x-fencing-owner': 'b' }).expect(409);
+    await put({ 'x-fencing-token': 'five', 'x-fencing-owner': 'a' }).expect(400);
+    expect(ledger.storedFence('note:n')).toEqual({ token: 5, owner: 'a' });
+  });
 
   it('admits increasing tokens, answers 409 to a stale one, 400 to a malformed one, 428 to none', async () => {
     const put = (headers: Record<string, string>) =>

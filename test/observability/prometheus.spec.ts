@@ -98,4 +98,23 @@ describe('registerLockMetrics', () => {
     expect(() => registerLockMetrics({} as never, engine)).toThrow(TypeError);
     expect(engine.events.listenerCount('acquired')).toBe(0);
   });
+  it('labels by metricKey and uses the given buckets', async () => {
+    const registry = new client.Registry();
+    const engine = env.engine({ keyPrefix: 'prom:' });
+    const dispose = registerLockMetrics(registry, engine, {
+      metricKey: (key) => key.split(':')[0],
+      buckets: [0.5, 5],
+    });
+    await (await engine.acquire(uniqueKey('orders'))).release();
+    const text = await registry.metrics();
+    dispose();
+    expect(
+      sample(text, `${PROM_METRICS.waitSeconds}_count`, 'kind="mutex",outcome="acquired",key="orders"'),
+    ).toBe(1);
+    const waitBuckets = text
+      .split('\n')
+      .filter((l) => l.startsWith(`${PROM_METRICS.waitSeconds}_bucket`))
+      .map((l) => /le="([^"]+)"/.exec(l)![1]);
+    expect(waitBuckets).toEqual(['0.5', '5', '+Inf']);
+  });
 });
