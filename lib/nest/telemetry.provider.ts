@@ -18,6 +18,13 @@ export const DISTRIBUTED_LOCK_TELEMETRY = Symbol('DISTRIBUTED_LOCK_TELEMETRY');
  * the module's `telemetry` option, or an explicit DISTRIBUTED_LOCK_TELEMETRY value, is set) and
  * stops at shutdown. Fails the start-up when telemetry is asked for without `@opentelemetry/api`.
  */
+/**
+ * Which DistributedLockTelemetry instruments a lock service's events now: a service is instrumented
+ * once, however many modules ask (the module option and provideLockTelemetry() in an importing module
+ * both make an instance for the same service).
+ */
+const instrumenting = new WeakMap<object, { telemetry: DistributedLockTelemetry; explicit: boolean }>();
+
 @Injectable()
 export class DistributedLockTelemetry implements OnModuleInit, OnApplicationShutdown {
   private dispose?: LockTelemetryDisposer;
@@ -36,17 +43,32 @@ export class DistributedLockTelemetry implements OnModuleInit, OnApplicationShut
   onModuleInit(): void {
     const setting = this.explicit ?? this.moduleOptions?.telemetry;
     if (!setting || this.dispose) return;
-    this.dispose = instrumentLockEvents(this.locks.events, {
+    const events = this.locks.events;
+    const explicit = this.explicit !== undefined;
+    const current = instrumenting.get(events);
+    if (current) {
+      // provideLockTelemetry() wins over the module option; of two of the same rank, the first stays.
+      if (!explicit || current.explicit) return;
+      current.telemetry.stop();
+    }
+    this.dispose = instrumentLockEvents(events, {
       // The gauge reads the service's live count, not only grants taken since init.
       heldLocks: () => this.locks.stats().held,
       ...(setting === true ? {} : setting),
     });
+    instrumenting.set(events, { telemetry: this, explicit });
   }
 
   /** @internal */
   onApplicationShutdown(): void {
+    this.stop();
+  }
+
+  private stop(): void {
     this.dispose?.();
     this.dispose = undefined;
+    const events = this.locks.events;
+    if (instrumenting.get(events)?.telemetry === this) instrumenting.delete(events);
   }
 }
 

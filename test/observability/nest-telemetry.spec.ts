@@ -96,6 +96,46 @@ describe('provideLockTelemetry', () => {
     }
   });
 
+  it('takes options through the module option, and provideLockTelemetry(options) wins over it', async () => {
+    const optionOnly = await startApp({
+      imports: [
+        DistributedLockModule.forRoot({
+          redis: server.url,
+          keyPrefix: uniquePrefix('nest-otel-options'),
+          telemetry: { key: 'raw', metrics: false },
+        }),
+      ],
+    });
+    try {
+      await (await optionOnly.get(DistributedLockService).acquire('raw-key')).release();
+      expect(sdk.spans(OTEL_SPANS.wait).map((s) => s.attributes[A.key])).toEqual(['raw-key']);
+      expect((await sdk.collect()).get(OTEL_METRICS.waitDuration)).toBeUndefined();
+    } finally {
+      await closeApps(optionOnly);
+    }
+
+    const both = await startApp({
+      imports: [
+        DistributedLockModule.forRoot({
+          redis: server.url,
+          keyPrefix: uniquePrefix('nest-otel-both'),
+          telemetry: { key: 'raw' },
+        }),
+      ],
+      providers: provideLockTelemetry({ key: 'none' }),
+    });
+    try {
+      await (await both.get(DistributedLockService).acquire('hidden-key')).release();
+      // One instrumentation (the provider's), not two: one more wait span, without the raw key.
+      const spans = sdk.spans(OTEL_SPANS.wait);
+      expect(spans).toHaveLength(2);
+      expect(spans[1]!.attributes[A.key]).toBeUndefined();
+      expect(both.get(DistributedLockService).events.listenerCount('acquired')).toBe(1);
+    } finally {
+      await closeApps(both);
+    }
+  });
+
   it('stays off without a setting', async () => {
     const app = await startApp({ imports: [lockModule()], providers: [DistributedLockTelemetry] });
     try {
