@@ -64,6 +64,24 @@ describe('holdElsewhere()', () => {
     await permit.release();
   });
 
+  it('takes write and fair holds too: a write hold keeps readers out, a fair hold keeps fair callers out until released', async () => {
+    const { engine: e, controls } = engine();
+    const writer = await controls.holdElsewhere('doc-w', { kind: 'write' });
+    expect(await e.tryAcquire('doc-w', { mode: 'read' })).toBeNull();
+    expect(await writer.release()).toBe(true);
+    const reader = await e.acquire('doc-w', { mode: 'read', waitMs: 0 });
+    expect(reader.fencingToken).toBeGreaterThan(writer.fencingToken);
+    await reader.release();
+
+    const fair = await controls.holdElsewhere('queue', { kind: 'fair' });
+    expect(await e.tryAcquire('queue', { fair: true })).toBeNull();
+    const waiting = e.acquire('queue', { fair: true, waitMs: 20_000 });
+    expect(await fair.release()).toBe(true);
+    const mine = await waiting;
+    expect(mine.fencingToken).toBeGreaterThan(fair.fencingToken);
+    await mine.release();
+  });
+
   it('rejects when the key is already held', async () => {
     const { engine: e, controls } = engine();
     const mine = await e.acquire('taken');
