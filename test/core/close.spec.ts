@@ -107,6 +107,39 @@ describe('close()', () => {
     expect(await section.result).toBe('closed');
   });
 
+  it('with drainMs, waits for a using() body in progress: the lock stays held and renewed until it ends', async () => {
+    const engine = env.engine({
+      keyPrefix: PREFIX,
+      drainMs: 30_000,
+      watchdogLeaseMs: 600,
+      renewEveryMs: 200,
+    });
+    const key = uniqueKey('drain');
+    let go!: () => void;
+    const gate = new Promise<void>((resolve) => (go = resolve));
+    let inside!: () => void;
+    const entered = new Promise<void>((resolve) => (inside = resolve));
+    const section = track(
+      engine.using(key, {}, async (lock) => {
+        inside();
+        await gate;
+        return lock.signal.aborted;
+      }),
+    );
+    await entered; // the body runs (close() drains bodies that have started)
+    const closing = track(engine.close());
+    // Past a few watchdog leases: the section still holds its lock, renewed, and close() still waits.
+    await nextEvent(engine, 'renewed', (e) => e.renewed > 0);
+    await nextEvent(engine, 'renewed', (e) => e.renewed > 0);
+    expect(await env.admin.exists(lockName(key))).toBe(1);
+    expect(closing.settled).toBe(false);
+    await expect(engine.acquire(uniqueKey('late'))).rejects.toThrow(/shutting down/);
+    go();
+    expect(await section.result).toBe(false); // released normally, its signal never aborted
+    await closing.result;
+    expect(await env.admin.exists(lockName(key))).toBe(0);
+  });
+
   it('refuses new calls afterwards without sending anything, and can be called again', async () => {
     const engine = env.engine({ keyPrefix: PREFIX });
     await engine.close();
