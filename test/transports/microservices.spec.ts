@@ -6,7 +6,7 @@
  * { status: 'error', code, message, retryAfterMs? } with no lock key in it, and no ERROR is logged
  * for them; onBusy: 'skip' on a message handler fails the start-up.
  */
-import { Controller, INestMicroservice, UseInterceptors } from '@nestjs/common';
+import { Controller, INestMicroservice, type Type, UseInterceptors } from '@nestjs/common';
 import {
   ClientProxy,
   ClientProxyFactory,
@@ -182,32 +182,54 @@ describe.each(transports)('microservices over $name', ({ setup }) => {
   });
 });
 
+/**
+ * Runs `check` against a TCP microservice of `controllers` on a lock fixture of its own (module
+ * options `extra`) while another replica holds `account:<email>`; closes everything afterwards.
+ */
+async function whileAccountBusy(
+  name: string,
+  extra: Record<string, unknown>,
+  controllers: Type[],
+  email: string,
+  check: (client: ClientProxy) => Promise<void>,
+): Promise<void> {
+  const fixture = await startLockFixture(name);
+  const options = { host: '127.0.0.1', port: await getFreePort() };
+  const moduleRef = await Test.createTestingModule({
+    imports: [fixture.module(extra)],
+    controllers,
+    providers: [Ledger],
+  }).compile();
+  const service = moduleRef.createNestMicroservice<MicroserviceOptions>({
+    transport: Transport.TCP,
+    options,
+    logger: false,
+  });
+  await service.listen();
+  const client = ClientProxyFactory.create({ transport: Transport.TCP, options });
+  const held = await fixture.holdElsewhere(`account:${email}`);
+  try {
+    await check(client);
+  } finally {
+    await held.release();
+    await client.close();
+    await service.close();
+    await fixture.close();
+  }
+}
+
 describe('transportErrors: false', () => {
   it('leaves lock errors to Nest (and to an interceptor of your own)', async () => {
-    const fixture = await startLockFixture('rpc-off');
-    const options = { host: '127.0.0.1', port: await getFreePort() };
-    const moduleRef = await Test.createTestingModule({
-      imports: [fixture.module({ transportErrors: false })],
-      controllers: [AccountHandlers],
-      providers: [Ledger],
-    }).compile();
-    const service = moduleRef.createNestMicroservice<MicroserviceOptions>({
-      transport: Transport.TCP,
-      options,
-      logger: false,
-    });
-    await service.listen();
-    const client = ClientProxyFactory.create({ transport: Transport.TCP, options });
-    const held = await fixture.holdElsewhere('account:off@example.com');
-    try {
-      const error = await sendError(client, 'debitNow', { email: 'off@example.com', amount: 1 });
-      expect(error).toEqual({ status: 'error', message: 'Internal server error' });
-    } finally {
-      await held.release();
-      await client.close();
-      await service.close();
-      await fixture.close();
-    }
+    await whileAccountBusy(
+      'rpc-off',
+      { transportErrors: false },
+      [AccountHandlers],
+      'off@example.com',
+      async (client) => {
+        const error = await sendError(client, 'debitNow', { email: 'off@example.com', amount: 1 });
+        expect(error).toEqual({ status: 'error', message: 'Internal server error' });
+      },
+    );
   });
 });
 
@@ -223,32 +245,19 @@ class OwnInterceptorHandlers {
 
 describe('transportErrors: false, with an interceptor of your own', () => {
   it('your DistributedLockTransportInterceptor still answers LOCKED; the module’s stand aside', async () => {
-    const fixture = await startLockFixture('rpc-off-own');
-    const options = { host: '127.0.0.1', port: await getFreePort() };
-    const moduleRef = await Test.createTestingModule({
-      imports: [fixture.module({ transportErrors: false })],
-      controllers: [AccountHandlers, OwnInterceptorHandlers],
-      providers: [Ledger],
-    }).compile();
-    const service = moduleRef.createNestMicroservice<MicroserviceOptions>({
-      transport: Transport.TCP,
-      options,
-      logger: false,
-    });
-    await service.listen();
-    const client = ClientProxyFactory.create({ transport: Transport.TCP, options });
-    const held = await fixture.holdElsewhere('account:own@example.com');
-    try {
-      const own = await sendError(client, 'own', { email: 'own@example.com', amount: 1 });
-      expect(own).toMatchObject({ status: 'error', code: 'LOCKED' });
-      const bare = await sendError(client, 'debitNow', { email: 'own@example.com', amount: 1 });
-      expect(bare).toEqual({ status: 'error', message: 'Internal server error' });
-    } finally {
-      await held.release();
-      await client.close();
-      await service.close();
-      await fixture.close();
-    }
+    const controllers = [AccountHandlers, OwnInterceptorHandlers];
+    await whileAccountBusy(
+      'rpc-off-own',
+      { transportErrors: false },
+      controllers,
+      'own@example.com',
+      async (client) => {
+        const own = await sendError(client, 'own', { email: 'own@example.com', amount: 1 });
+        expect(own).toMatchObject({ status: 'error', code: 'LOCKED' });
+        const bare = await sendError(client, 'debitNow', { email: 'own@example.com', amount: 1 });
+        expect(bare).toEqual({ status: 'error', message: 'Internal server error' });
+      },
+    );
   });
 });
 
@@ -258,31 +267,17 @@ describe('retryAfter outside HTTP', () => {
     ['a function of the error', () => 2, 2000],
     ['false', false, undefined],
   ] as const)('sets retryAfterMs in the RPC answer from %s', async (_label, retryAfter, expected) => {
-    const fixture = await startLockFixture('rpc-retry-after');
-    const options = { host: '127.0.0.1', port: await getFreePort() };
-    const moduleRef = await Test.createTestingModule({
-      imports: [fixture.module({ retryAfter })],
-      controllers: [AccountHandlers],
-      providers: [Ledger],
-    }).compile();
-    const service = moduleRef.createNestMicroservice<MicroserviceOptions>({
-      transport: Transport.TCP,
-      options,
-      logger: false,
-    });
-    await service.listen();
-    const client = ClientProxyFactory.create({ transport: Transport.TCP, options });
-    const held = await fixture.holdElsewhere('account:later@example.com');
-    try {
-      const error = await sendError(client, 'debitNow', { email: 'later@example.com', amount: 1 });
-      expect(error).toMatchObject({ status: 'error', code: 'LOCKED' });
-      expect(error.retryAfterMs).toBe(expected);
-    } finally {
-      await held.release();
-      await client.close();
-      await service.close();
-      await fixture.close();
-    }
+    await whileAccountBusy(
+      'rpc-retry-after',
+      { retryAfter },
+      [AccountHandlers],
+      'later@example.com',
+      async (client) => {
+        const error = await sendError(client, 'debitNow', { email: 'later@example.com', amount: 1 });
+        expect(error).toMatchObject({ status: 'error', code: 'LOCKED' });
+        expect(error.retryAfterMs).toBe(expected);
+      },
+    );
   });
 });
 
