@@ -8,7 +8,7 @@ import { KeySpace } from '../../lib/core/kinds/lock-kind';
 import type { LockEngine } from '../../lib/core/engine/lock-engine';
 import { hostProcess } from '../support/host-process';
 import { closeClient, listClients, pubsubChannels } from '../support/redis-assertions';
-import { waitUntil } from '../support/wait';
+import { sleep, waitUntil } from '../support/wait';
 import { commandsDuring, nextEvent, track, uniqueKey, useLockEnv, whenAborted } from '../support/lock-env';
 
 const PREFIX = 'close:';
@@ -138,6 +138,28 @@ describe('close()', () => {
     expect(await section.result).toBe(false); // released normally, its signal never aborted
     await closing.result;
     expect(await env.admin.exists(lockName(key))).toBe(0);
+  });
+
+  it('with drainMs, also waits for a using() whose lock was granted just before close(), body not started yet', async () => {
+    const engine = env.engine({ keyPrefix: PREFIX, drainMs: 30_000 });
+    const key = uniqueKey('drain-granted');
+    let go!: () => void;
+    const gate = new Promise<void>((resolve) => (go = resolve));
+    const granted = nextEvent(engine, 'acquired', (e) => e.key === key);
+    const section = track(
+      engine.using(key, {}, async (lock) => {
+        await gate;
+        return lock.signal.aborted;
+      }),
+    );
+    await granted; // reported by acquire(), before using() has entered the body
+    const closing = track(engine.close());
+    await sleep(200);
+    expect(closing.settled).toBe(false);
+    expect(await env.admin.exists(lockName(key))).toBe(1);
+    go();
+    expect(await section.result).toBe(false);
+    await closing.result;
   });
 
   it('refuses new calls afterwards without sending anything, and can be called again', async () => {
