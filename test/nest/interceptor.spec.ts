@@ -78,6 +78,24 @@ describe('DistributedLockInterceptor', () => {
     ).rejects.toBe(other);
   });
 
+  it('leaves Retry-After out when a retryAfter function answers undefined, and rounds its seconds up', async () => {
+    const busy = new LockNotAcquiredError('k', 10, 1500);
+    // The HTTP part of the module's settings, as the module injects them.
+    const settings = (retryAfter: (e: LockNotAcquiredError) => number | undefined) =>
+      new DistributedLockInterceptor({ busyStatus: 423, retryAfter, httpErrors: true } as never);
+    for (const [retryAfter, expected] of [
+      [() => undefined, {}],
+      [() => 2.2, { 'Retry-After': '3' }],
+    ] as const) {
+      const { context, headers } = contextOf('http');
+      const thrown = await lastValueFrom(settings(retryAfter).intercept(context, failWith(busy))).catch(
+        (e: unknown) => e,
+      );
+      expect(thrown).toBeInstanceOf(LockedException);
+      expect(headers).toEqual(expected);
+    }
+  });
+
   it('names the exception after its class', () => {
     expect(new LockedException().name).toBe('LockedException');
     expect(new LockedException().getStatus()).toBe(423);
