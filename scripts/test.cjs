@@ -24,11 +24,15 @@ const timings = [];
 const startedAt = Date.now();
 
 /** Runs one command; its output is inherited, or captured and printed whole when it ends. Resolves null, or what failed. */
-function run([label, args], capture) {
+function run([label, args], capture, portBlockOffset = 0) {
   const started = Date.now();
   const child = spawn(process.execPath, args, {
     cwd: root,
     stdio: capture ? ['ignore', 'pipe', 'pipe'] : 'inherit',
+    // Jest numbers its workers from 1 in every run, and test/support/free-port.ts gives each worker
+    // number a block of ports: runs side by side take blocks apart, or a port one run found free
+    // could be a Redis of the other (faults/lifecycle.spec's "Redis down" port was, once).
+    env: { ...process.env, TEST_PORT_BLOCK_OFFSET: String(portBlockOffset) },
   });
   let output = '';
   child.stdout?.on('data', (chunk) => (output += chunk));
@@ -67,7 +71,7 @@ async function main() {
     console.log(
       `\n[test] ${index + 1}/${STEPS.length} ${labels}${side ? ', side by side (output when each ends)' : ''}`,
     );
-    const failures = (await Promise.all(step.map((command) => run(command, side)))).filter(Boolean);
+    const failures = (await Promise.all(step.map((command, i) => run(command, side, i * 5)))).filter(Boolean);
     if (failures.length > 0) {
       console.error(`\n[test] FAILED: ${failures.join(', ')}\n  ${timings.join('\n  ')}`);
       process.exit(1);

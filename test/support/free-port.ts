@@ -52,7 +52,10 @@ const plainCursor = processSingleton('plain-port-cursor', () => ({
 }));
 
 function plainBlockStart(): number {
-  const worker = Number(process.env.JEST_WORKER_ID ?? 0) % PLAIN_BLOCKS;
+  // scripts/test.cjs shifts the blocks of Jest runs it starts side by side (TEST_PORT_BLOCK_OFFSET):
+  // each run numbers its workers from 1.
+  const offset = Number(process.env.TEST_PORT_BLOCK_OFFSET ?? 0);
+  const worker = (Number(process.env.JEST_WORKER_ID ?? 0) + offset) % PLAIN_BLOCKS;
   return PLAIN_PORT_MIN + worker * PLAIN_BLOCK_SIZE;
 }
 
