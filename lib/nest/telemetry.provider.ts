@@ -14,17 +14,17 @@ export type DistributedLockTelemetrySetting = boolean | LockTelemetryOptions | u
 export const DISTRIBUTED_LOCK_TELEMETRY = Symbol('DISTRIBUTED_LOCK_TELEMETRY');
 
 /**
- * Wires OpenTelemetry to the lock service of its module: instruments `service.events` at init (when
- * the module's `telemetry` option, or an explicit DISTRIBUTED_LOCK_TELEMETRY value, is set) and
- * stops at shutdown. Fails the start-up when telemetry is asked for without `@opentelemetry/api`.
- */
-/**
  * Which DistributedLockTelemetry instruments a lock service's events now: a service is instrumented
  * once, however many modules ask (the module option and provideLockTelemetry() in an importing module
  * both make an instance for the same service).
  */
 const instrumenting = new WeakMap<object, { telemetry: DistributedLockTelemetry; explicit: boolean }>();
 
+/**
+ * Wires OpenTelemetry to the lock service of its module: instruments `service.events` at init (when
+ * the module's `telemetry` option, or an explicit DISTRIBUTED_LOCK_TELEMETRY value, is set) and
+ * stops at shutdown. Fails the start-up when telemetry is asked for without `@opentelemetry/api`.
+ */
 @Injectable()
 export class DistributedLockTelemetry implements OnModuleInit, OnApplicationShutdown {
   private dispose?: LockTelemetryDisposer;

@@ -69,13 +69,12 @@ export class DistributedLockTestingModule {
       telemetry,
       ...engineOptions
     } = options;
-    // The same Nest settings as DistributedLockModule, resolved by the same function (those not
-    // given keep its defaults); the connection is a placeholder that nothing ever opens: the engine
+    // The same Nest settings as DistributedLockModule, resolved by the same function (undefined
+    // ones get its defaults); the connection is a placeholder that nothing ever opens: the engine
     // below is in memory. Telemetry reads `telemetry` from the module options, as in production.
     const nestOptions = { busyStatus, retryAfter, httpErrors, transportErrors, telemetry };
-    const given = Object.fromEntries(Object.entries(nestOptions).filter(([, value]) => value !== undefined));
     const settings = (): DistributedLockSettings =>
-      resolveModuleOptions({ redis: 'redis://in-memory.invalid', ...engineOptions, ...given });
+      resolveModuleOptions({ redis: 'redis://in-memory.invalid', ...engineOptions, ...nestOptions });
     return {
       module: DistributedLockTestingModule,
       global: isGlobal,
