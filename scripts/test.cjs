@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm test`: the whole suite in three steps, arranged by what each part waits on (docs/TESTING.md):
+// `npm test`: the whole suite in three steps, arranged by what each part waits on (docs/TEST-SUITE.md):
 //
 //   1. the unit and redis projects, four Jest workers: CPU-bound on two cores
 //   2. side by side: the faults project (two files at a time) and test:packed (build, pack, Nest 11 and
@@ -13,7 +13,7 @@
 //
 // Any failure fails the run; a side-by-side step reports both halves before it stops.
 // (Runs 30-34 had the faults project alone, while a notice channel that redis-freeze.spec found still
-// subscribed was taken for a leak: it was the spec helper reading Redis twice. docs/TESTING.md.)
+// subscribed was taken for a leak: it was the spec helper reading Redis twice. docs/TEST-SUITE.md.)
 'use strict';
 const { spawn } = require('node:child_process');
 const path = require('node:path');
