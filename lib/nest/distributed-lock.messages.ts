@@ -6,18 +6,54 @@ export const NOT_INITIALISED_MESSAGE =
   'A decorated method finds the lock service of the Nest app that created its object; an object built ' +
   'with `new` outside the container has none.';
 
+/** Every start-up message about the module's wiring starts with the package's name. */
+const PACKAGE = 'nestjs-distributed-lock';
+
+/** The ways to give a module the lock service when forRoot() is not global. */
+const scopedFixes = (moduleName: string): string =>
+  `Either register DistributedLockModule.forRoot(...) (or forRootAsync(...)) once in the root module without ` +
+  `isGlobal: false (it is global by default) and no other module needs to import it; or import the module ` +
+  `forRoot(...) returns into ${moduleName} (imports: [DistributedLockModule.forRoot({ ..., isGlobal: false })]), ` +
+  `or into a shared module that lists DistributedLockModule in its exports, and import that module into ` +
+  `${moduleName}. In a test, DistributedLockTestingModule.forRoot() stands in for DistributedLockModule.forRoot().`;
+
 /** A decorated provider or controller whose module sees no DistributedLockService, refused at start-up. */
 export const serviceNotVisibleMessage = (className: string, methods: string[], moduleName: string): string =>
-  `@DistributedLock() on ${methods.map((m) => `${className}.${m}`).join(', ')}: no DistributedLockService ` +
-  `is visible from ${moduleName}, so these methods could not lock. ${moduleName} must import ` +
-  `DistributedLockModule (import a module that imports DistributedLockModule.forRoot(...) and exports ` +
-  `DistributedLockModule), or register it with DistributedLockModule.forRoot({ ..., isGlobal: true }).`;
+  `${PACKAGE}: @DistributedLock() on ${methods.map((m) => `${className}.${m}`).join(', ')}: no ` +
+  `DistributedLockService is visible from ${moduleName}, so these methods could not lock. ` +
+  scopedFixes(moduleName);
 
 /** A decorated instance reached app start-up with no lock service: DistributedLockModule is not imported. */
 export const moduleMissingMessage = (className: string, methods: string[]): string =>
-  `@DistributedLock() on ${methods.map((m) => `${className}.${m}`).join(', ')}: the app has no ` +
+  `${PACKAGE}: @DistributedLock() on ${methods.map((m) => `${className}.${m}`).join(', ')}: the app has no ` +
   `DistributedLockService for ${className}, so these methods could not lock. Import ` +
-  `DistributedLockModule.forRoot(...) (or forRootAsync(...)) in the app's root module.`;
+  `DistributedLockModule.forRoot(...) (or forRootAsync(...)) in the app's root module. In a test, ` +
+  `DistributedLockTestingModule.forRoot() from ${PACKAGE}/testing stands in for it.`;
+
+/** Who imports the bare module class, and who imports a forRoot() module that is not global. */
+export interface BareImportWiring {
+  /** Modules with `imports: [TheModuleClass]`. */
+  importers: string[];
+  /** Modules that import a forRoot() module registered with `isGlobal: false`. */
+  privateRoots: string[];
+}
+
+/** `imports: [DistributedLockModule]` (no forRoot()) in an app with no global forRoot(), refused at start-up. */
+export const bareImportMessage = (moduleClass: string, wiring: BareImportWiring): string => {
+  const importers = wiring.importers.length > 0 ? wiring.importers.join(', ') : 'a module';
+  const feature = wiring.importers.length === 1 ? wiring.importers[0] : 'that module';
+  const verb = wiring.importers.length > 1 ? 'import' : 'imports';
+  const why =
+    wiring.privateRoots.length > 0
+      ? `the forRoot() module imported by ${wiring.privateRoots.join(', ')} is registered with ` +
+        `isGlobal: false, so only the modules that import it see it`
+      : `the app registers no DistributedLockModule.forRoot() (nor DistributedLockTestingModule.forRoot())`;
+  return (
+    `${PACKAGE}: ${importers} ${verb} ${moduleClass} without forRoot(). The bare class provides nothing by ` +
+    `itself: it only re-exports the lock service of a global forRoot(), and ${why}. ` +
+    scopedFixes(feature)
+  );
+};
 
 /** Body message of the HTTP answer when the lock stayed busy. */
 export const LOCKED_MESSAGE = 'The resource is locked by another request; retry later';

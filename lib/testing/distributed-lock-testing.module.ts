@@ -3,6 +3,12 @@ import { DiscoveryModule } from '@nestjs/core';
 import type { LockEngineOptions } from '../core';
 import { LockEngine } from '../core/engine/lock-engine';
 import {
+  BARE_IMPORT_EXPORTS,
+  bareImportProviders,
+  LOCK_MODULE_ROOT,
+  lockModuleRootProvider,
+} from '../nest/bare-import.providers';
+import {
   DISTRIBUTED_LOCK_MODULE_OPTIONS,
   DISTRIBUTED_LOCK_SETTINGS,
 } from '../nest/distributed-lock.module-definition';
@@ -25,7 +31,10 @@ export interface DistributedLockTestingModuleOptions
       DistributedLockModuleOptions,
       'busyStatus' | 'retryAfter' | 'httpErrors' | 'transportErrors' | 'telemetry'
     > {
-  /** Provide DistributedLockService and the controls everywhere. Default false. */
+  /**
+   * Provide DistributedLockService and the controls everywhere, as DistributedLockModule.forRoot()
+   * does by default. Default true; false: only to the modules that import this forRoot() module.
+   */
   isGlobal?: boolean;
 }
 
@@ -55,13 +64,20 @@ class InMemoryEngineCloser implements OnApplicationShutdown {
  * Its only tie to the Nest layer is the engine's token (LockEngine, exported as DistributedLockEngine):
  * it provides the real engine over the in-memory backend there, and everything else is the
  * production Nest layer.
+ *
+ * Global unless `isGlobal: false`, like DistributedLockModule.forRoot(), so it replaces that one in
+ * the root module of a test without touching the feature modules. The class alone (`imports:
+ * [DistributedLockTestingModule]`) behaves as DistributedLockModule alone (bare-import.providers.ts).
  */
-@Module({})
+@Module({
+  providers: bareImportProviders('DistributedLockTestingModule'),
+  exports: BARE_IMPORT_EXPORTS,
+})
 export class DistributedLockTestingModule {
   /** A module with DistributedLockService and DistributedLockTestingControls on one in-memory engine. */
   static forRoot(options: DistributedLockTestingModuleOptions = {}): DynamicModule {
     const {
-      isGlobal = false,
+      isGlobal = true,
       busyStatus,
       retryAfter,
       httpErrors,
@@ -95,8 +111,15 @@ export class DistributedLockTestingModule {
         },
         InMemoryEngineCloser,
         ...nestLayerProviders,
+        lockModuleRootProvider,
       ],
-      exports: [DistributedLockService, LockEngine, DISTRIBUTED_LOCK_SETTINGS, LockTestingControls],
+      exports: [
+        DistributedLockService,
+        LockEngine,
+        DISTRIBUTED_LOCK_SETTINGS,
+        LockTestingControls,
+        LOCK_MODULE_ROOT,
+      ],
     };
   }
 }

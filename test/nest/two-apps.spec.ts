@@ -113,10 +113,14 @@ describe('two apps in one process, each with its own Redis', () => {
       const broken = moduleRef.createNestApplication({ logger: false });
       const init = broken.init();
       await expect(init).rejects.toThrow(
-        '@DistributedLock() on StockService.reserve: no DistributedLockService is visible from FeatureModule, ' +
-          'so these methods could not lock. FeatureModule must import DistributedLockModule (import a module that ' +
-          'imports DistributedLockModule.forRoot(...) and exports DistributedLockModule), or register it with ' +
-          'DistributedLockModule.forRoot({ ..., isGlobal: true }).',
+        'nestjs-distributed-lock: @DistributedLock() on StockService.reserve: no DistributedLockService is ' +
+          'visible from FeatureModule, so these methods could not lock. Either register ' +
+          'DistributedLockModule.forRoot(...) (or forRootAsync(...)) once in the root module without ' +
+          'isGlobal: false (it is global by default) and no other module needs to import it; or import the ' +
+          'module forRoot(...) returns into FeatureModule (imports: [DistributedLockModule.forRoot({ ..., ' +
+          'isGlobal: false })]), or into a shared module that lists DistributedLockModule in its exports, and ' +
+          'import that module into FeatureModule. In a test, DistributedLockTestingModule.forRoot() stands in ' +
+          'for DistributedLockModule.forRoot().',
       );
       await broken.close().catch(() => undefined);
       // The same feature module works with a bare forRoot() (global by default).
