@@ -1,19 +1,20 @@
 #!/usr/bin/env node
-// `npm run build`: one source (lib/, extensionless TypeScript imports), two module formats.
+// `npm run build`: one source (lib/, extensionless TypeScript imports), two module formats, one set of
+// declarations (docs/PACKAGING.md).
 //
-//   dist/esm/      the canonical build: ES modules ("type": "module"), `.js` extensions added to every
-//                  relative import, `__dirname` shimmed from import.meta.url, the Lua scripts beside it
-//   dist/cjs/      a CommonJS copy ("type": "commonjs") with its own .d.ts, for runtimes that cannot
-//                  require() an ES module (Jest's CommonJS runtime before Node 24.9)
-//   dist/entries/  one small file set per public entry point (ENTRY_POINTS below):
-//                    <name>.mjs / .d.mts   `import` condition: re-exports dist/esm
-//                    <name>.cjs / .d.cts   `require` condition: require()s dist/esm (Node ≥ 20.19 loads
-//                                          ES modules synchronously), falling back to dist/cjs only when
-//                                          the runtime answers ERR_REQUIRE_ESM
+//   dist/esm/      ES modules ("type": "module"), `.js` added to every relative import. Node ≥ 20.19 /
+//                  22.12 load it for `require` and `import` alike (the `module-sync` export condition),
+//                  so a process that loads the package both ways holds ONE copy of every class;
+//                  runtimes that do not know that condition and import (Jest's ESM mode, bundlers) too.
+//   dist/cjs/      CommonJS ("type": "commonjs"), for the runtimes that do not know `module-sync` and
+//                  require (Jest's CommonJS runtime, webpack, esbuild's require), and the declarations
+//                  (.d.ts) of both builds: the types are the same whichever format runs.
+//   dist/entries/  <entry>.d.mts: the `import` condition's types, `export * from '../cjs/<entry>'`
 //
-// So a process that loads the package both ways still gets ONE copy of every class (the Nest module,
-// the service, the error classes): see docs/PACKAGING.md and test/packaging/nest11/dual-load.test.mjs.
-import { spawn } from 'node:child_process';
+// JavaScript ships without comments (the declarations keep every doc comment), and only declarations
+// an entry point reaches are kept. The Lua scripts are code (lib/**/lua-sources.ts, scripts/embed-lua.mjs):
+// nothing is read beside the module at load, so bundles work.
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -42,7 +43,7 @@ const ENTRY_POINTS = {
 /** The CLI (package.json "bin"): a CommonJS launcher of the CommonJS build (a process of its own). */
 const BIN = { name: 'nestjs-distributed-lock', source: 'cli/bin' };
 
-/** One tsc run of tsconfig.build.json; the two builds run side by side (tsc is single-threaded). */
+/** One tsc run of tsconfig.build.json; the three builds run side by side (tsc is single-threaded). */
 function tsc(...args) {
   const bin = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc');
   const child = spawn(process.execPath, [bin, '-p', 'tsconfig.build.json', ...args], {
@@ -69,18 +70,6 @@ function writeJson(file, value) {
   fs.writeFileSync(file, JSON.stringify(value, null, 2) + '\n');
 }
 
-/** Copies every .lua file under lib/ to the same relative path under `to` (the loader reads them at run time). */
-function copyLua(to) {
-  const files = walk(lib, (name) => name.endsWith('.lua'));
-  if (files.length === 0) throw new Error('build: no .lua files found under lib/');
-  for (const file of files) {
-    const target = path.join(to, path.relative(lib, file));
-    fs.mkdirSync(path.dirname(target), { recursive: true });
-    fs.copyFileSync(file, target);
-  }
-  return files.length;
-}
-
 // Relative specifiers in tsc's output: `from './x'`, `import './x'`, `import('./x')`, `require('./x')`.
 const SPECIFIER = /((?:\bfrom|\bimport|\bimport\(|\brequire\()\s*)(['"])(\.{1,2}\/[^'"]*|\.{1,2})\2/g;
 
@@ -93,30 +82,25 @@ function withExtension(fromFile, specifier) {
   throw new Error(`build: cannot resolve ${specifier} from ${path.relative(root, fromFile)}`);
 }
 
-// ES modules have no __dirname / __filename; the Lua loader (lib/core/script-library.ts) reads files
-// beside itself. Defined from import.meta.url in the files that use them, so lib/ stays one source.
-function pathShim(text) {
-  const dirname = /\b__dirname\b/.test(text);
-  const filename = /\b__filename\b/.test(text);
-  if (!dirname && !filename) return '';
-  return (
-    "import { fileURLToPath as __dlFileURLToPath } from 'node:url';\n" +
-    "import { dirname as __dlDirname } from 'node:path';\n" +
-    'const __dlFile = __dlFileURLToPath(import.meta.url);\n' +
-    (filename ? 'const __filename = __dlFile;\n' : '') +
-    (dirname ? 'const __dirname = __dlDirname(__dlFile);\n' : '')
-  );
-}
+// Optional peers are loaded by a literal `require('<peer>')` at the call site (lib/core/optional-peer.ts).
+// An ES module has no `require`: the files that call one get this module's own (createRequire of
+// import.meta.url), so a peer resolves from where the package is installed. Inside a CommonJS bundle of
+// this build (esbuild, `format: 'cjs'`), import.meta is empty and the bundle's `require` is used.
+const PEER_REQUIRE = /\brequire\((['"])(@?[a-z][\w./-]*)\1\)/g;
+const REQUIRE_SHIM =
+  "import { createRequire as __dlCreateRequire } from 'node:module';\n" +
+  "const __dlRequire = typeof require === 'function' ? require : __dlCreateRequire(import.meta.url);\n";
 
 function finishEsm(dir) {
-  for (const file of walk(dir, (name) => name.endsWith('.js') || name.endsWith('.d.ts'))) {
+  for (const file of walk(dir, (name) => name.endsWith('.js'))) {
     let text = fs.readFileSync(file, 'utf8');
     text = text.replace(
       SPECIFIER,
       (_all, head, quote, spec) => `${head}${quote}${withExtension(file, spec)}${quote}`,
     );
-    if (file.endsWith('.js')) text = pathShim(text) + text;
-    if (file.endsWith('.js') && /\brequire\(\s*['"]|\bmodule\.exports\b|\bexports\.\w+\s*=/.test(text)) {
+    const peers = text.replace(PEER_REQUIRE, (_all, quote, name) => `__dlRequire(${quote}${name}${quote})`);
+    if (peers !== text) text = REQUIRE_SHIM + peers;
+    if (/\brequire\(|\bmodule\.exports\b|\bexports\.\w+\s*=|\b__dirname\b|\b__filename\b/.test(peers)) {
       throw new Error(`build: CommonJS left in the ESM build: ${path.relative(root, file)}`);
     }
     fs.writeFileSync(file, text);
@@ -124,56 +108,68 @@ function finishEsm(dir) {
   writeJson(path.join(dir, 'package.json'), { type: 'module' });
 }
 
-const CJS_LOADER = `'use strict';
-// The \`require\` entry of nestjs-distributed-lock (generated by scripts/build.mjs). Loads the ES module
-// build, so that require() and import share one copy of every class; only a runtime that cannot
-// require() an ES module (ERR_REQUIRE_ESM: Jest's CommonJS runtime before Node 24.9) gets the CommonJS copy.
-module.exports = function load(esm, cjs) {
-  try {
-    return esm();
-  } catch (error) {
-    if (error && error.code === 'ERR_REQUIRE_ESM') return cjs();
-    throw error;
-  }
-};
-`;
+// Relative specifiers of a declaration file: `from './x'`, `import('./x')`, `/// <reference path>`.
+const DECLARATION_SPECIFIER = /(?:\bfrom\s*|\bimport\(\s*|<reference path=)(['"])(\.{1,2}\/[^'"]*)\1/g;
 
+/**
+ * Keeps only the declarations an entry point reaches: the rest describe internals no user can import,
+ * and would only weigh down the package. Returns the number removed.
+ */
+function pruneDeclarations(dir, entryFiles) {
+  const reached = new Set();
+  const pending = [...entryFiles];
+  while (pending.length > 0) {
+    const file = pending.pop();
+    if (reached.has(file)) continue;
+    reached.add(file);
+    for (const [, , specifier] of fs.readFileSync(file, 'utf8').matchAll(DECLARATION_SPECIFIER)) {
+      const base = path.resolve(path.dirname(file), specifier.replace(/\.js$/, ''));
+      const target = [`${base}.d.ts`, path.join(base, 'index.d.ts'), base].find(
+        (candidate) => candidate.endsWith('.d.ts') && fs.existsSync(candidate),
+      );
+      if (!target) throw new Error(`build: cannot resolve ${specifier} from ${path.relative(root, file)}`);
+      pending.push(target);
+    }
+  }
+  const unreached = walk(dir, (name) => name.endsWith('.d.ts')).filter((file) => !reached.has(file));
+  for (const file of unreached) fs.rmSync(file);
+  return unreached.length;
+}
+
+/** The `import` condition's types: an ES module declaration that re-exports the one set in dist/cjs. */
 function writeEntries(dir) {
   fs.mkdirSync(dir, { recursive: true });
-  // Outside entries/, so that the `./*` export pattern cannot reach it.
-  fs.writeFileSync(path.join(dir, '..', 'load.cjs'), CJS_LOADER);
   const written = [];
   for (const [name, source] of Object.entries(ENTRY_POINTS)) {
     if (!fs.existsSync(path.join(lib, `${source}.ts`))) {
-      console.log(`build: entry point ./${name} skipped (lib/${source}.ts does not exist yet)`);
-      continue;
+      throw new Error(`build: entry point ./${name}: lib/${source}.ts does not exist`);
     }
-    const esm = `../esm/${source}.js`;
-    const cjs = `../cjs/${source}.js`;
-    fs.writeFileSync(path.join(dir, `${name}.mjs`), `export * from '${esm}';\n`);
-    fs.writeFileSync(path.join(dir, `${name}.d.mts`), `export * from '${esm}';\n`);
-    fs.writeFileSync(
-      path.join(dir, `${name}.cjs`),
-      `'use strict';\nmodule.exports = require('../load.cjs')(\n  () => require('${esm}'),\n  () => require('${cjs}'),\n);\n`,
-    );
-    fs.writeFileSync(path.join(dir, `${name}.d.cts`), `export * from '${cjs}';\n`);
+    fs.writeFileSync(path.join(dir, `${name}.d.mts`), `export * from '../cjs/${source}.js';\n`);
     written.push(name === 'index' ? '.' : `./${name}`);
   }
   return written;
 }
 
+execFileSync(process.execPath, [path.join(root, 'scripts', 'embed-lua.mjs'), '--check'], {
+  stdio: 'inherit',
+});
 fs.rmSync(dist, { recursive: true, force: true });
 await Promise.all([
-  tsc('--outDir', 'dist/cjs', '--module', 'commonjs'),
-  tsc('--outDir', 'dist/esm', '--module', 'es2022'),
+  tsc('--outDir', 'dist/cjs', '--module', 'commonjs', '--declaration', 'false', '--removeComments'),
+  tsc('--outDir', 'dist/esm', '--module', 'es2022', '--declaration', 'false', '--removeComments'),
+  tsc('--outDir', 'dist/cjs', '--module', 'commonjs', '--emitDeclarationOnly'),
 ]);
 writeJson(path.join(dist, 'cjs', 'package.json'), { type: 'commonjs' });
 finishEsm(path.join(dist, 'esm'));
-const lua = copyLua(path.join(dist, 'esm'));
-copyLua(path.join(dist, 'cjs'));
+const pruned = pruneDeclarations(
+  path.join(dist, 'cjs'),
+  Object.values(ENTRY_POINTS).map((source) => path.join(dist, 'cjs', `${source}.d.ts`)),
+);
 const entries = writeEntries(path.join(dist, 'entries'));
 fs.mkdirSync(path.join(dist, 'bin'), { recursive: true });
 const binFile = path.join(dist, 'bin', `${BIN.name}.cjs`);
 fs.writeFileSync(binFile, `#!/usr/bin/env node\n'use strict';\nrequire('../cjs/${BIN.source}.js');\n`);
 fs.chmodSync(binFile, 0o755);
-console.log(`build: dist/esm + dist/cjs (${lua} Lua scripts each), entry points ${entries.join(', ')}`);
+console.log(
+  `build: dist/esm + dist/cjs, declarations in dist/cjs (${pruned} internal ones pruned), entry points ${entries.join(', ')}`,
+);

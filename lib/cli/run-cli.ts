@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import type { Cluster, ClusterNode, ClusterOptions } from 'ioredis';
 import { createLockEngine, type LockEngine, type LockKind } from '../core';
-import { requireClientPackage } from '../core/redis/client-package';
+import { requireClientPackage } from '../core';
 import { CliUsageError, parseCliArgs, USAGE, type CliCommand } from './cli-args';
 import { auditTable, locksTable } from './cli-output';
 
@@ -75,7 +75,7 @@ function openEngine(cmd: CliCommand): { engine: LockEngine; close: () => Promise
   // ioredis, loaded only for --cluster (the package loads without it).
   const ioredis = requireClientPackage<{
     Cluster: new (nodes: ClusterNode[], options: ClusterOptions) => Cluster;
-  }>('ioredis', 'The CLI with --cluster');
+  }>('ioredis', 'The CLI with --cluster', () => require('ioredis'));
   const cluster = new ioredis.Cluster(nodes, {
     lazyConnect: true,
     redisOptions: { maxRetriesPerRequest: 3 },

@@ -15,7 +15,7 @@ export {
   OTEL_SPANS,
   PROM_METRICS,
 } from './lock-metric-names';
-export { OptionalPeerMissingError } from './optional-peer';
+export { OptionalPeerMissingError } from '../core';
 export type * from './otel-api';
 export { LOCK_CHANNEL_PREFIX, lockChannelName, lockChannels } from '../core/engine/lock-channels';
 export type { LockChannelMessage } from '../core/engine/lock-channels';

@@ -2,7 +2,7 @@ import type { LockEvents } from '../core/engine/lock-events';
 import { assertKeyAttribute, assertKeySecret, LockKeyAttribute, LockKeySecret } from './key-label';
 import { observeLockLifecycle } from './lock-lifecycle';
 import { INSTRUMENTATION_SCOPE } from './lock-metric-names';
-import { loadOptionalPeer, OptionalPeerMissingError } from './optional-peer';
+import { loadOptionalPeer, OptionalPeerMissingError } from '../core';
 import type { OtelApi, OtelAttributes, OtelMeterProvider, OtelSpan, OtelTracerProvider } from './otel-api';
 import { createOtelInstruments, otelLifecycleSink } from './otel-lifecycle-sink';
 
@@ -61,7 +61,8 @@ export function instrumentLockEvents(
   options: LockTelemetryOptions = {},
 ): LockTelemetryDisposer {
   validate(options);
-  const api = options.api ?? loadOptionalPeer<OtelApi>('@opentelemetry/api');
+  const api =
+    options.api ?? loadOptionalPeer<OtelApi>('@opentelemetry/api', () => require('@opentelemetry/api'));
   if (!api) throw new OptionalPeerMissingError('@opentelemetry/api', 'instrumentLockEvents', 'options.api');
   const keyMode = options.key ?? 'hash';
   const tracer =

@@ -2,7 +2,7 @@ import type { LockEvents } from '../core/engine/lock-events';
 import { LockLifecycleSink, observeLockLifecycle } from './lock-lifecycle';
 import { LOCK_DURATION_BUCKETS, PROM_METRICS } from './lock-metric-names';
 import { LockEventSource, resolveLockSource } from './lock-source';
-import { loadOptionalPeer, OptionalPeerMissingError } from './optional-peer';
+import { loadOptionalPeer, OptionalPeerMissingError } from '../core';
 
 /** The slice of a prom-client `Registry` used here (structural: no declaration names prom-client). */
 export interface PromRegistryLike {
@@ -48,7 +48,8 @@ export function registerLockMetrics(
     throw new TypeError('registerLockMetrics needs a prom-client Registry (new Registry())');
   }
   const { events, heldLocks } = resolveLockSource(source);
-  const client = options.client ?? loadOptionalPeer<PromClientLike>('prom-client');
+  const client =
+    options.client ?? loadOptionalPeer<PromClientLike>('prom-client', () => require('prom-client'));
   if (!client) throw new OptionalPeerMissingError('prom-client', 'registerLockMetrics', 'options.client');
   const withKey = options.metricKey !== undefined;
   const labels = (names: string[]) => (withKey ? [...names, 'key'] : names);

@@ -1,12 +1,11 @@
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { LUA_SOURCES } from '../scripts/lua-sources';
 
 /** One value of a script's ARGV. */
 export type ScriptArg = string | number;
 
 /**
- * A Lua script loaded once from lib/core/scripts, with its SHA1 for EVALSHA. `Args` and `Reply` are
+ * A Lua script of lib/core/scripts (embedded as code by scripts/embed-lua.mjs), with its SHA1 for EVALSHA. `Args` and `Reply` are
  * the script's ARGV and reply types, declared where the script is defined (see defineScript), so
  * callers get typed arguments and replies instead of casting `unknown`.
  */
@@ -18,7 +17,6 @@ export interface LuaScript<Args extends readonly ScriptArg[] = ScriptArg[], Repl
   readonly __types?: { args: Args; reply: Reply };
 }
 
-const SCRIPTS_DIR = join(__dirname, '..', 'scripts');
 const cache = new Map<string, LuaScript>();
 
 /**
@@ -28,7 +26,7 @@ const cache = new Map<string, LuaScript>();
 export function defineScript<Args extends readonly ScriptArg[], Reply>(name: string): LuaScript<Args, Reply> {
   let script = cache.get(name);
   if (!script) {
-    const source = expandIncludes(readFileSync(join(SCRIPTS_DIR, `${name}.lua`), 'utf8'));
+    const source = expandIncludes(luaSource(`${name}.lua`));
     script = { name, source, sha: createHash('sha1').update(source).digest('hex') };
     cache.set(name, script);
   }
@@ -36,7 +34,11 @@ export function defineScript<Args extends readonly ScriptArg[], Reply>(name: str
 }
 
 function expandIncludes(source: string): string {
-  return source.replace(/^--!include (\S+)\s*$/gm, (_line, file: string) =>
-    readFileSync(join(SCRIPTS_DIR, file), 'utf8'),
-  );
+  return source.replace(/^--!include (\S+)\s*$/gm, (_line, file: string) => luaSource(file));
+}
+
+function luaSource(file: string): string {
+  const source = LUA_SOURCES[file];
+  if (source === undefined) throw new Error(`no Lua script ${file} in lib/core/scripts`);
+  return source;
 }

@@ -1,4 +1,4 @@
-import { loadOptionalPeer, OptionalPeerMissingError } from '../../observability/optional-peer';
+import { loadOptionalPeer, OptionalPeerMissingError } from '../../core';
 import { toFence, type FenceSource } from '../fence';
 import { affectedRows } from '../sql/sql-dialect';
 import { staleFrom } from '../sql/fenced-sql';
@@ -42,7 +42,8 @@ export async function drizzleFencedUpdate(
   const fence = toFence(update.fence);
   assertRecord(update.set, 'set');
   assertRecord(update.table, 'table');
-  const op = update.operators ?? loadOptionalPeer<DrizzleOperators>('drizzle-orm');
+  const op =
+    update.operators ?? loadOptionalPeer<DrizzleOperators>('drizzle-orm', () => require('drizzle-orm'));
   if (!op) throw new OptionalPeerMissingError('drizzle-orm', 'drizzleFencedUpdate', 'operators');
   const f = fenceFields(update.fields);
   const fenceCol = update.table[f.fence];

@@ -1,10 +1,9 @@
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { toFence, type Fence, type FenceSource } from '../fence';
 import { StaleFenceError, type StoredFence } from '../stale-fence.error';
 import { parseStoredToken } from '../sql/sql-dialect';
 import type { FenceLedger } from '../http/fence-ledger';
+import { LUA_SOURCES } from './lua-sources';
 
 /** The commands the store sends: an ioredis client (Redis or Cluster) has them. */
 export interface FencedStoreRedis {
@@ -19,7 +18,7 @@ export interface RedisFencedStoreOptions {
   fenceKey?: (key: string) => string;
 }
 
-const SCRIPT = readFileSync(join(__dirname, 'fenced-write.lua'), 'utf8');
+const SCRIPT = LUA_SOURCES['fenced-write.lua']!;
 const SHA = createHash('sha1').update(SCRIPT).digest('hex');
 
 /**

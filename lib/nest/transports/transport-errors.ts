@@ -1,4 +1,4 @@
-import { loadOptionalPeer, OptionalPeerMissingError } from '../../observability/optional-peer';
+import { loadOptionalPeer, OptionalPeerMissingError } from '../../core';
 import type { LockErrorAnswer } from './lock-error-answer';
 
 // Each transport's own error class, loaded from its optional peer the first time a lock error is
@@ -27,14 +27,16 @@ export function answerFields(answer: LockErrorAnswer): {
  */
 export function createGraphqlError(answer: LockErrorAnswer): Error {
   const { message, ...extensions } = answerFields(answer);
-  const graphql = loadOptionalPeer<GraphqlModule>('graphql');
+  const graphql = loadOptionalPeer<GraphqlModule>('graphql', () => require('graphql'));
   if (graphql) return new graphql.GraphQLError(message, { extensions });
   return Object.assign(new Error(message), { extensions });
 }
 
 /** An `RpcException` whose error object is `{ status: 'error', code, message, retryAfterMs? }`. */
 export function createRpcException(answer: LockErrorAnswer): Error {
-  const microservices = loadOptionalPeer<MicroservicesModule>('@nestjs/microservices');
+  const microservices = loadOptionalPeer<MicroservicesModule>('@nestjs/microservices', () =>
+    require('@nestjs/microservices'),
+  );
   if (!microservices) {
     throw new OptionalPeerMissingError(
       '@nestjs/microservices',
@@ -47,7 +49,9 @@ export function createRpcException(answer: LockErrorAnswer): Error {
 
 /** A `WsException` whose error object is `{ status: 'error', code, message, retryAfterMs? }`. */
 export function createWsException(answer: LockErrorAnswer): Error {
-  const websockets = loadOptionalPeer<WebsocketsModule>('@nestjs/websockets');
+  const websockets = loadOptionalPeer<WebsocketsModule>('@nestjs/websockets', () =>
+    require('@nestjs/websockets'),
+  );
   if (!websockets) {
     throw new OptionalPeerMissingError(
       '@nestjs/websockets',

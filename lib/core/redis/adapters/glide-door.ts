@@ -1,6 +1,6 @@
 import type { LockRedisError } from '../../errors';
 import { withDeadline } from '../../waiting/with-deadline';
-import { requireClientPackage } from '../client-package';
+import { requireClientPackage } from '../../optional-peer';
 import type { RedisArgs, RedisDoor, ScriptSend, WakeupSubscriber } from '../redis-door';
 import type { LuaScript, ScriptArg } from '../script-library';
 import { toResp2Shape } from './resp3-replies';
@@ -107,7 +107,11 @@ export class GlideDoor implements RedisDoor {
 
   async transaction(commands: readonly RedisArgs[], routeKey: string): Promise<unknown[]> {
     void routeKey; // an atomic batch goes to the node of its keys
-    const glide = requireClientPackage<GlideBatchModule>('@valkey/valkey-glide', 'A Valkey GLIDE client');
+    const glide = requireClientPackage<GlideBatchModule>(
+      '@valkey/valkey-glide',
+      'A Valkey GLIDE client',
+      () => require('@valkey/valkey-glide'),
+    );
     const batch = this.cluster ? new glide.ClusterBatch(true) : new glide.Batch(true);
     for (const c of commands) batch.customCommand(c.map(String));
     let replies: unknown[] | null;

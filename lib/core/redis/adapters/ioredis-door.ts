@@ -4,7 +4,7 @@ import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import { LockRedisError } from '../../errors';
 import { printable } from '../../options/validation';
 import { withDeadline } from '../../waiting/with-deadline';
-import { requireClientPackage } from '../client-package';
+import { requireClientPackage } from '../../optional-peer';
 import type { ClientFamily, RedisArgs, RedisDoor, ScriptSend, WakeupSubscriber } from '../redis-door';
 import type { LuaScript, ScriptArg } from '../script-library';
 import { ValkeyShardedSubscriber } from './valkey-sharded-subscriber';
@@ -221,6 +221,7 @@ export function openIoredis(option: string | RedisOptions): IoredisDoor {
   const ioredis = requireClientPackage<{ Redis: new (...args: unknown[]) => Redis }>(
     'ioredis',
     'A Redis URL or ioredis options',
+    () => require('ioredis'),
   );
   // lazyConnect: no socket until the first command, so building an engine that is never used (a
   // Nest app whose start-up fails later) leaves nothing open.
