@@ -82,14 +82,12 @@ function withExtension(fromFile, specifier) {
   throw new Error(`build: cannot resolve ${specifier} from ${path.relative(root, fromFile)}`);
 }
 
-// Optional peers are loaded by a literal `require('<peer>')` at the call site (lib/core/optional-peer.ts).
-// An ES module has no `require`: the files that call one get this module's own (createRequire of
-// import.meta.url), so a peer resolves from where the package is installed. Inside a CommonJS bundle of
-// this build (esbuild, `format: 'cjs'`), import.meta is empty and the bundle's `require` is used.
+// Optional peers are loaded by a literal `require('<peer>')` inside a `try` at the call site
+// (lib/core/optional-peer.ts). An ES module has no `require`: there the call becomes a `require` of this
+// module's own location (createRequire of import.meta.url). The literal stays for bundlers: esbuild
+// bundles it into either output format, where `require` is the bundle's.
 const PEER_REQUIRE = /\brequire\((['"])(@?[a-z][\w./-]*)\1\)/g;
-const REQUIRE_SHIM =
-  "import { createRequire as __dlCreateRequire } from 'node:module';\n" +
-  "const __dlRequire = typeof require === 'function' ? require : __dlCreateRequire(import.meta.url);\n";
+const REQUIRE_SHIM = "import { createRequire as __dlCreateRequire } from 'node:module';\n";
 
 function finishEsm(dir) {
   for (const file of walk(dir, (name) => name.endsWith('.js'))) {
@@ -98,9 +96,13 @@ function finishEsm(dir) {
       SPECIFIER,
       (_all, head, quote, spec) => `${head}${quote}${withExtension(file, spec)}${quote}`,
     );
-    const peers = text.replace(PEER_REQUIRE, (_all, quote, name) => `__dlRequire(${quote}${name}${quote})`);
+    const peers = text.replace(
+      PEER_REQUIRE,
+      (call, quote, name) =>
+        `(typeof require === 'function' ? ${call} : __dlCreateRequire(import.meta.url)(${quote}${name}${quote}))`,
+    );
     if (peers !== text) text = REQUIRE_SHIM + peers;
-    if (/\brequire\(|\bmodule\.exports\b|\bexports\.\w+\s*=|\b__dirname\b|\b__filename\b/.test(peers)) {
+    if (/\brequire\((?!['"])|\bmodule\.exports\b|\bexports\.\w+\s*=|\b__dirname\b|\b__filename\b/.test(text)) {
       throw new Error(`build: CommonJS left in the ESM build: ${path.relative(root, file)}`);
     }
     fs.writeFileSync(file, text);

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import type { Cluster, ClusterNode, ClusterOptions } from 'ioredis';
 import { createLockEngine, type LockEngine, type LockKind } from '../core';
-import { requireClientPackage } from '../core';
+import { clientPackageMissing, ifPeerMissing } from '../core';
 import { CliUsageError, parseCliArgs, USAGE, type CliCommand } from './cli-args';
 import { auditTable, locksTable } from './cli-output';
 
@@ -73,9 +73,7 @@ function openEngine(cmd: CliCommand): { engine: LockEngine; close: () => Promise
     return { host: u.hostname, port: Number(u.port || 6379) };
   });
   // ioredis, loaded only for --cluster (the package loads without it).
-  const ioredis = requireClientPackage<{
-    Cluster: new (nodes: ClusterNode[], options: ClusterOptions) => Cluster;
-  }>('ioredis', 'The CLI with --cluster', () => require('ioredis'));
+  const ioredis = ioredisCluster();
   const cluster = new ioredis.Cluster(nodes, {
     lazyConnect: true,
     redisOptions: { maxRetriesPerRequest: 3 },
@@ -125,5 +123,14 @@ async function execute(engine: LockEngine, cmd: CliCommand, io: CliIo): Promise<
       print({ forceReleases: records }, () => auditTable(records));
       return CLI_EXIT.ok;
     }
+  }
+}
+
+/** ioredis's Cluster class; a clear error when ioredis is not installed (lib/core/optional-peer.ts). */
+function ioredisCluster(): { Cluster: new (nodes: ClusterNode[], options: ClusterOptions) => Cluster } {
+  try {
+    return require('ioredis') as { Cluster: new (nodes: ClusterNode[], options: ClusterOptions) => Cluster };
+  } catch (error) {
+    throw ifPeerMissing(error, 'ioredis') ?? clientPackageMissing('ioredis', 'The CLI with --cluster');
   }
 }

@@ -3,7 +3,7 @@
 // need. Not a package entry.
 export * from './public';
 export * from './options/lock-options';
-export { loadOptionalPeer, OptionalPeerMissingError, requireClientPackage } from './optional-peer';
+export { clientPackageMissing, ifPeerMissing, OptionalPeerMissingError } from './optional-peer';
 export {
   assertKnownNames,
   assertLockKey,

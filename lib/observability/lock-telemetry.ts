@@ -2,7 +2,7 @@ import type { LockEvents } from '../core/engine/lock-events';
 import { assertKeyAttribute, assertKeySecret, LockKeyAttribute, LockKeySecret } from './key-label';
 import { observeLockLifecycle } from './lock-lifecycle';
 import { INSTRUMENTATION_SCOPE } from './lock-metric-names';
-import { loadOptionalPeer, OptionalPeerMissingError } from '../core';
+import { ifPeerMissing, OptionalPeerMissingError } from '../core';
 import type { OtelApi, OtelAttributes, OtelMeterProvider, OtelSpan, OtelTracerProvider } from './otel-api';
 import { createOtelInstruments, otelLifecycleSink } from './otel-lifecycle-sink';
 
@@ -61,8 +61,7 @@ export function instrumentLockEvents(
   options: LockTelemetryOptions = {},
 ): LockTelemetryDisposer {
   validate(options);
-  const api =
-    options.api ?? loadOptionalPeer<OtelApi>('@opentelemetry/api', () => require('@opentelemetry/api'));
+  const api = options.api ?? otelApi();
   if (!api) throw new OptionalPeerMissingError('@opentelemetry/api', 'instrumentLockEvents', 'options.api');
   const keyMode = options.key ?? 'hash';
   const tracer =
@@ -107,5 +106,14 @@ function validate(options: LockTelemetryOptions): void {
     if (options[name] !== undefined && typeof options[name] !== 'function') {
       throw new TypeError(`telemetry option "${name}" must be a function`);
     }
+  }
+}
+
+/** @opentelemetry/api, when installed (lib/core/optional-peer.ts). */
+function otelApi(): OtelApi | undefined {
+  try {
+    return require('@opentelemetry/api') as OtelApi;
+  } catch (error) {
+    return ifPeerMissing(error, '@opentelemetry/api');
   }
 }

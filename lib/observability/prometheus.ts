@@ -2,7 +2,7 @@ import type { LockEvents } from '../core/engine/lock-events';
 import { LockLifecycleSink, observeLockLifecycle } from './lock-lifecycle';
 import { LOCK_DURATION_BUCKETS, PROM_METRICS } from './lock-metric-names';
 import { LockEventSource, resolveLockSource } from './lock-source';
-import { loadOptionalPeer, OptionalPeerMissingError } from '../core';
+import { ifPeerMissing, OptionalPeerMissingError } from '../core';
 
 /** The slice of a prom-client `Registry` used here (structural: no declaration names prom-client). */
 export interface PromRegistryLike {
@@ -48,8 +48,7 @@ export function registerLockMetrics(
     throw new TypeError('registerLockMetrics needs a prom-client Registry (new Registry())');
   }
   const { events, heldLocks } = resolveLockSource(source);
-  const client =
-    options.client ?? loadOptionalPeer<PromClientLike>('prom-client', () => require('prom-client'));
+  const client = options.client ?? promClient();
   if (!client) throw new OptionalPeerMissingError('prom-client', 'registerLockMetrics', 'options.client');
   const withKey = options.metricKey !== undefined;
   const labels = (names: string[]) => (withKey ? [...names, 'key'] : names);
@@ -191,4 +190,13 @@ function metricsSink(
       m.renewalFailures.inc(count);
     },
   };
+}
+
+/** prom-client, when installed (lib/core/optional-peer.ts). */
+function promClient(): PromClientLike | undefined {
+  try {
+    return require('prom-client') as PromClientLike;
+  } catch (error) {
+    return ifPeerMissing(error, 'prom-client');
+  }
 }

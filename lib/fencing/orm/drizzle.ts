@@ -1,4 +1,4 @@
-import { loadOptionalPeer, OptionalPeerMissingError } from '../../core';
+import { ifPeerMissing, OptionalPeerMissingError } from '../../core';
 import { toFence, type FenceSource } from '../fence';
 import { affectedRows } from '../sql/sql-dialect';
 import { staleFrom } from '../sql/fenced-sql';
@@ -42,8 +42,7 @@ export async function drizzleFencedUpdate(
   const fence = toFence(update.fence);
   assertRecord(update.set, 'set');
   assertRecord(update.table, 'table');
-  const op =
-    update.operators ?? loadOptionalPeer<DrizzleOperators>('drizzle-orm', () => require('drizzle-orm'));
+  const op = update.operators ?? drizzleOperators();
   if (!op) throw new OptionalPeerMissingError('drizzle-orm', 'drizzleFencedUpdate', 'operators');
   const f = fenceFields(update.fields);
   const fenceCol = update.table[f.fence];
@@ -64,4 +63,13 @@ export async function drizzleFencedUpdate(
   const rows = await db.select({ fence: fenceCol, owner: ownerCol }).from(update.table).where(update.where);
   if (rows.length === 0) return 0;
   throw staleFrom(fence, rows[0]!);
+}
+
+/** drizzle-orm's operators, when installed (lib/core/optional-peer.ts). */
+function drizzleOperators(): DrizzleOperators | undefined {
+  try {
+    return require('drizzle-orm') as DrizzleOperators;
+  } catch (error) {
+    return ifPeerMissing(error, 'drizzle-orm');
+  }
 }

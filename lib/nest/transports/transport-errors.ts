@@ -1,4 +1,4 @@
-import { loadOptionalPeer, OptionalPeerMissingError } from '../../core';
+import { ifPeerMissing, OptionalPeerMissingError } from '../../core';
 import type { LockErrorAnswer } from './lock-error-answer';
 
 // Each transport's own error class, loaded from its optional peer the first time a lock error is
@@ -27,16 +27,14 @@ export function answerFields(answer: LockErrorAnswer): {
  */
 export function createGraphqlError(answer: LockErrorAnswer): Error {
   const { message, ...extensions } = answerFields(answer);
-  const graphql = loadOptionalPeer<GraphqlModule>('graphql', () => require('graphql'));
+  const graphql = graphqlPeer();
   if (graphql) return new graphql.GraphQLError(message, { extensions });
   return Object.assign(new Error(message), { extensions });
 }
 
 /** An `RpcException` whose error object is `{ status: 'error', code, message, retryAfterMs? }`. */
 export function createRpcException(answer: LockErrorAnswer): Error {
-  const microservices = loadOptionalPeer<MicroservicesModule>('@nestjs/microservices', () =>
-    require('@nestjs/microservices'),
-  );
+  const microservices = microservicesPeer();
   if (!microservices) {
     throw new OptionalPeerMissingError(
       '@nestjs/microservices',
@@ -49,9 +47,7 @@ export function createRpcException(answer: LockErrorAnswer): Error {
 
 /** A `WsException` whose error object is `{ status: 'error', code, message, retryAfterMs? }`. */
 export function createWsException(answer: LockErrorAnswer): Error {
-  const websockets = loadOptionalPeer<WebsocketsModule>('@nestjs/websockets', () =>
-    require('@nestjs/websockets'),
-  );
+  const websockets = websocketsPeer();
   if (!websockets) {
     throw new OptionalPeerMissingError(
       '@nestjs/websockets',
@@ -60,4 +56,29 @@ export function createWsException(answer: LockErrorAnswer): Error {
     );
   }
   return new websockets.WsException({ status: 'error', ...answerFields(answer) });
+}
+
+// Each peer's require is written out inside its own try (lib/core/optional-peer.ts: bundlers see it).
+function graphqlPeer(): GraphqlModule | undefined {
+  try {
+    return require('graphql') as GraphqlModule;
+  } catch (error) {
+    return ifPeerMissing(error, 'graphql');
+  }
+}
+
+function microservicesPeer(): MicroservicesModule | undefined {
+  try {
+    return require('@nestjs/microservices') as MicroservicesModule;
+  } catch (error) {
+    return ifPeerMissing(error, '@nestjs/microservices');
+  }
+}
+
+function websocketsPeer(): WebsocketsModule | undefined {
+  try {
+    return require('@nestjs/websockets') as WebsocketsModule;
+  } catch (error) {
+    return ifPeerMissing(error, '@nestjs/websockets');
+  }
 }

@@ -1,6 +1,6 @@
 import type { LockRedisError } from '../../errors';
 import { withDeadline } from '../../waiting/with-deadline';
-import { requireClientPackage } from '../../optional-peer';
+import { clientPackageMissing, ifPeerMissing } from '../../optional-peer';
 import type { RedisArgs, RedisDoor, ScriptSend, WakeupSubscriber } from '../redis-door';
 import type { LuaScript, ScriptArg } from '../script-library';
 import { toResp2Shape } from './resp3-replies';
@@ -107,11 +107,7 @@ export class GlideDoor implements RedisDoor {
 
   async transaction(commands: readonly RedisArgs[], routeKey: string): Promise<unknown[]> {
     void routeKey; // an atomic batch goes to the node of its keys
-    const glide = requireClientPackage<GlideBatchModule>(
-      '@valkey/valkey-glide',
-      'A Valkey GLIDE client',
-      () => require('@valkey/valkey-glide'),
-    );
+    const glide = glideBatches();
     const batch = this.cluster ? new glide.ClusterBatch(true) : new glide.Batch(true);
     for (const c of commands) batch.customCommand(c.map(String));
     let replies: unknown[] | null;
@@ -289,5 +285,17 @@ class GlideSubscriber implements WakeupSubscriber {
     })();
     this.client.catch(() => (this.client = undefined));
     return this.client;
+  }
+}
+
+/** GLIDE's batch classes, from the package the client came from (lib/core/optional-peer.ts). */
+function glideBatches(): GlideBatchModule {
+  try {
+    return require('@valkey/valkey-glide') as GlideBatchModule;
+  } catch (error) {
+    throw (
+      ifPeerMissing(error, '@valkey/valkey-glide') ??
+      clientPackageMissing('@valkey/valkey-glide', 'A Valkey GLIDE client')
+    );
   }
 }

@@ -4,7 +4,7 @@ import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import { LockRedisError } from '../../errors';
 import { printable } from '../../options/validation';
 import { withDeadline } from '../../waiting/with-deadline';
-import { requireClientPackage } from '../../optional-peer';
+import { clientPackageMissing, ifPeerMissing } from '../../optional-peer';
 import type { ClientFamily, RedisArgs, RedisDoor, ScriptSend, WakeupSubscriber } from '../redis-door';
 import type { LuaScript, ScriptArg } from '../script-library';
 import { ValkeyShardedSubscriber } from './valkey-sharded-subscriber';
@@ -218,11 +218,7 @@ export class IoredisSubscriber implements WakeupSubscriber {
 
 /** Opens an ioredis connection for a URL or ioredis options (ioredis loaded now, on first use). */
 export function openIoredis(option: string | RedisOptions): IoredisDoor {
-  const ioredis = requireClientPackage<{ Redis: new (...args: unknown[]) => Redis }>(
-    'ioredis',
-    'A Redis URL or ioredis options',
-    () => require('ioredis'),
-  );
+  const ioredis = ioredisPackage();
   // lazyConnect: no socket until the first command, so building an engine that is never used (a
   // Nest app whose start-up fails later) leaves nothing open.
   let client: Redis;
@@ -342,4 +338,15 @@ export async function closeConnection(client: IoredisClient, graceMs = 1000): Pr
     );
   }
   client.disconnect();
+}
+
+/** The ioredis package, for a URL or ioredis options (lib/core/optional-peer.ts). */
+function ioredisPackage(): { Redis: new (...args: unknown[]) => Redis } {
+  try {
+    return require('ioredis') as { Redis: new (...args: unknown[]) => Redis };
+  } catch (error) {
+    throw (
+      ifPeerMissing(error, 'ioredis') ?? clientPackageMissing('ioredis', 'A Redis URL or ioredis options')
+    );
+  }
 }
