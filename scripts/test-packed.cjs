@@ -5,6 +5,7 @@
 // Everything it runs lives in test/packaging/:
 //   2. nest11/: the tarball unpacked into its node_modules (Nest 11 from the root node_modules):
 //        dual-load.test.mjs   require() and import in one process give the same classes
+//        dual-load-service.test.mjs   ... and one service: a lock re-entered across the two, one holder
 //        jest-cjs.test.cjs    Jest's CommonJS runtime (what Nest 11 apps' tests use)
 //        types/               the .d.ts / .d.mts / .d.cts under node10, node16, nodenext and bundler, skipLibCheck off
 //      and packed/ (the Jest project `packed`): the tarball with its optional peers blocked
@@ -114,9 +115,11 @@ async function main() {
       ['xzf', tarball, '-C', unpacked, '--strip-components=1'],
       root,
     );
+    // scripts/test.cjs hands the tarball on to the toolchain matrix (scripts/test-toolchains.cjs).
+    if (process.env.PACKED_TARBALL_COPY) fs.copyFileSync(tarball, process.env.PACKED_TARBALL_COPY);
     await node(
       'Nest 11: require and import in one process',
-      ['--test', '--test-reporter=spec', 'dual-load.test.mjs'],
+      ['--test', '--test-reporter=spec', 'dual-load.test.mjs', 'dual-load-service.test.mjs'],
       packageDir,
     );
     await node('Nest 11: Jest CommonJS runtime', [jest, '-c', 'jest.config.cjs'], packageDir);

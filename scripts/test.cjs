@@ -1,10 +1,11 @@
 #!/usr/bin/env node
-// `npm test`: the whole suite in three steps, arranged by what each part waits on (docs/TEST-SUITE.md):
+// `npm test`: the whole suite in four steps, arranged by what each part waits on (docs/TEST-SUITE.md):
 //
 //   1. the unit and redis projects, four Jest workers: CPU-bound on two cores
-//   2. side by side: the faults project (two files at a time) and test:packed (build, pack, Nest 11 and
-//      Nest 12 on the tarball). The fault specs mostly wait on leases, kills and failovers (a third of
-//      the CPU); test:packed is mostly CPU. Each one's output is printed whole when it ends, so the two
+//   2. side by side: the faults project (two files at a time), and test:packed (build, pack, Nest 11 and
+//      Nest 12 on the tarball) followed by test:toolchains (the toolchain matrix, two cells at a time, on
+//      the same tarball). The fault specs mostly wait on leases, kills and failovers (a third of the
+//      CPU); the other lane is mostly CPU. Each one's output is printed whole when it ends, so the two
 //      never interleave.
 //   3. the timing project (test/faults/timing/), two files at a time with nothing else running: its
 //      assertions are about timers (a lease's end, cron ticks), and its specs mostly wait on them.
@@ -16,15 +17,28 @@
 // subscribed was taken for a leak: it was the spec helper reading Redis twice. docs/TEST-SUITE.md.)
 'use strict';
 const { spawn } = require('node:child_process');
+const fs = require('node:fs');
+const os = require('node:os');
 const path = require('node:path');
 
 const root = path.resolve(__dirname, '..');
 const jest = path.join(root, 'node_modules', 'jest', 'bin', 'jest.js');
 const timings = [];
 const startedAt = Date.now();
+// test:packed's tarball, handed on to the toolchain matrix (one build and pack for both).
+const tarball = path.join(os.tmpdir(), `nestjs-distributed-lock-npm-test-${process.pid}.tgz`);
+
+/** Runs one command, or a lane of commands one after the other (up to the first that fails). */
+async function runLane(commands, capture, portBlockOffset) {
+  for (const command of commands) {
+    const failed = await run(command, capture, portBlockOffset);
+    if (failed) return failed;
+  }
+  return null;
+}
 
 /** Runs one command; its output is inherited, or captured and printed whole when it ends. Resolves null, or what failed. */
-function run([label, args], capture, portBlockOffset = 0) {
+function run([label, args, env = {}], capture, portBlockOffset = 0) {
   const started = Date.now();
   const child = spawn(process.execPath, args, {
     cwd: root,
@@ -32,7 +46,7 @@ function run([label, args], capture, portBlockOffset = 0) {
     // Jest numbers its workers from 1 in every run, and test/support/free-port.ts gives each worker
     // number a block of ports: runs side by side take blocks apart, or a port one run found free
     // could be a Redis of the other (faults/lifecycle.spec's "Redis down" port was, once).
-    env: { ...process.env, TEST_PORT_BLOCK_OFFSET: String(portBlockOffset) },
+    env: { ...process.env, ...env, TEST_PORT_BLOCK_OFFSET: String(portBlockOffset) },
   });
   let output = '';
   child.stdout?.on('data', (chunk) => (output += chunk));
@@ -48,30 +62,38 @@ function run([label, args], capture, portBlockOffset = 0) {
   });
 }
 
-/** The steps, in order; a step of several commands runs them side by side. The first failing step ends the run. */
+/**
+ * The steps, in order. A step is a list of lanes run side by side; a lane runs its commands one after the
+ * other. The first failing step ends the run.
+ */
 const STEPS = [
-  [['unit + redis', [jest, '--selectProjects', 'unit', 'redis']]],
+  [[['unit + redis', [jest, '--selectProjects', 'unit', 'redis']]]],
   [
-    ['faults', [jest, '--selectProjects', 'faults', '--maxWorkers=2', '--testTimeout=120000']],
-    ['packed', [path.join(root, 'scripts', 'test-packed.cjs')]],
+    [['faults', [jest, '--selectProjects', 'faults', '--maxWorkers=2', '--testTimeout=120000']]],
+    [
+      ['packed', [path.join(root, 'scripts', 'test-packed.cjs')], { PACKED_TARBALL_COPY: tarball }],
+      ['toolchains', [path.join(root, 'scripts', 'test-toolchains.cjs'), '--tarball', tarball]],
+    ],
   ],
   [
     [
-      'timing (two at a time)',
-      [jest, '--selectProjects', 'timing', '--maxWorkers=2', '--testTimeout=120000'],
+      [
+        'timing (two at a time)',
+        [jest, '--selectProjects', 'timing', '--maxWorkers=2', '--testTimeout=120000'],
+      ],
     ],
   ],
-  [['alone (in band)', [jest, '--selectProjects', 'alone', '--runInBand', '--testTimeout=120000']]],
+  [[['alone (in band)', [jest, '--selectProjects', 'alone', '--runInBand', '--testTimeout=120000']]]],
 ];
 
 async function main() {
   for (const [index, step] of STEPS.entries()) {
     const side = step.length > 1;
-    const labels = step.map(([label]) => label).join(' and ');
+    const labels = step.map((lane) => lane.map(([label]) => label).join(' then ')).join(' and ');
     console.log(
       `\n[test] ${index + 1}/${STEPS.length} ${labels}${side ? ', side by side (output when each ends)' : ''}`,
     );
-    const failures = (await Promise.all(step.map((command, i) => run(command, side, i * 5)))).filter(Boolean);
+    const failures = (await Promise.all(step.map((lane, i) => runLane(lane, side, i * 5)))).filter(Boolean);
     if (failures.length > 0) {
       console.error(`\n[test] FAILED: ${failures.join(', ')}\n  ${timings.join('\n  ')}`);
       process.exit(1);
@@ -80,6 +102,8 @@ async function main() {
   const total = `total: ${((Date.now() - startedAt) / 1000).toFixed(0)} s`;
   console.log(`\n[test] all passed\n  ${[...timings, total].join('\n  ')}`);
 }
+
+process.on('exit', () => fs.rmSync(tarball, { force: true }));
 
 main().catch((error) => {
   console.error(error);

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 
 const require = createRequire(import.meta.url);
 const imported = await import('nestjs-distributed-lock');
@@ -12,9 +13,21 @@ const importedCore = await import('nestjs-distributed-lock/core');
 const required = require('nestjs-distributed-lock');
 const requiredCore = require('nestjs-distributed-lock/core');
 
-test('resolves the import condition to the ES module entry and require to the CommonJS entry', () => {
-  assert.match(import.meta.resolve('nestjs-distributed-lock'), /\/dist\/entries\/index\.mjs$/);
-  assert.match(require.resolve('nestjs-distributed-lock'), /[\\/]dist[\\/]entries[\\/]index\.cjs$/);
+// The `module-sync` condition (issue 36): Node ≥ 20.19 / 22.12 take the ES module build for require()
+// and import alike. Before it, the require entry loaded that build through require(esm) (dist/entries).
+const moduleSync = Boolean(require('nestjs-distributed-lock/package.json').exports['.']['module-sync']);
+
+test('resolves require() and import to the one ES module build', () => {
+  if (moduleSync) {
+    assert.match(import.meta.resolve('nestjs-distributed-lock'), /\/dist\/esm\/index\.js$/);
+    assert.equal(
+      require.resolve('nestjs-distributed-lock'),
+      fileURLToPath(import.meta.resolve('nestjs-distributed-lock')),
+    );
+  } else {
+    assert.match(import.meta.resolve('nestjs-distributed-lock'), /\/dist\/entries\/index\.mjs$/);
+    assert.match(require.resolve('nestjs-distributed-lock'), /[\\/]dist[\\/]entries[\\/]index\.cjs$/);
+  }
   assert.match(require('@nestjs/core/package.json').version, /^11\./);
 });
 

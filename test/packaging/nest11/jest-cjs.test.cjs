@@ -1,5 +1,7 @@
-// Jest's CommonJS runtime has its own require(), which loads ES modules only on Node ≥ 24.9. The
-// package's `require` entry then falls back to its CommonJS copy; a Nest 11 app's Jest tests work either way.
+// Jest's CommonJS runtime has its own require(), which loads ES modules only on Node ≥ 24.9, and does not
+// know the `module-sync` condition: it takes the package's `require` condition, the CommonJS build
+// (dist/cjs). Before issue 36 that entry loaded the ES module build through require(esm) and fell back
+// to dist/cjs (dist/load.cjs); a Nest 11 app's Jest tests work either way.
 'use strict';
 const { spawn } = require('node:child_process');
 const net = require('node:net');
@@ -43,14 +45,21 @@ afterAll(async () => {
   await new Promise((resolve) => redis.once('exit', resolve));
 });
 
-it(`loads the ${nativeRequireEsm ? 'ES module build' : 'CommonJS copy'} with one copy of every class`, () => {
-  const entries = path.dirname(require.resolve('nestjs-distributed-lock'));
-  const load = require(path.join(entries, '..', 'load.cjs'));
-  const loaded = load(
-    () => (require(path.join(entries, '..', 'esm', 'index.js')), 'esm'),
-    () => 'cjs',
-  );
-  expect(loaded).toBe(nativeRequireEsm ? 'esm' : 'cjs');
+const entries = path.dirname(require.resolve('nestjs-distributed-lock'));
+const loader = path.join(entries, '..', 'load.cjs');
+const hasLoader = require('node:fs').existsSync(loader);
+
+it(`loads ${hasLoader ? (nativeRequireEsm ? 'the ES module build' : 'the CommonJS copy') : 'the CommonJS build'} with one copy of every class`, () => {
+  if (hasLoader) {
+    const load = require(loader);
+    const loaded = load(
+      () => (require(path.join(entries, '..', 'esm', 'index.js')), 'esm'),
+      () => 'cjs',
+    );
+    expect(loaded).toBe(nativeRequireEsm ? 'esm' : 'cjs');
+  } else {
+    expect(require.resolve('nestjs-distributed-lock')).toMatch(/[\\/]dist[\\/]cjs[\\/]index\.js$/);
+  }
   expect(core.LockNotAcquiredError).toBe(lock.LockNotAcquiredError);
   expect(new core.LockLostError('k', 'expired')).toBeInstanceOf(lock.LockError);
 });
