@@ -22,7 +22,7 @@ const ROOT = path.resolve(__dirname, '..', '..');
 
 const TEST_PATH = /\btest\/[\w./-]+/g;
 const ISSUE_NUMBER = /\bissue \d+|#\d+\b/gi;
-const PENDING = new Set(['CHANGELOG.md', 'docs/PACKAGING.md']);
+const PENDING = new Set(['docs/PACKAGING.md']);
 
 /** Repository-relative paths of every file the package ships, from package.json "files". */
 function shippedFiles(): string[] {
@@ -55,7 +55,7 @@ function shippedFiles(): string[] {
     }
   }
   // npm always packs these, whatever "files" says.
-  for (const always of ['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md']) {
+  for (const always of ['package.json', 'README.md', 'LICENSE']) {
     if (fs.existsSync(path.join(ROOT, always))) found.add(always);
   }
   return [...found].sort();
