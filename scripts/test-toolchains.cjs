@@ -64,23 +64,21 @@ const pnpmStore = path.join(cache, 'pnpm-store');
  * is reported and does not fail the run; one that passes is reported so that it leaves this list.
  */
 const PENDING = new Map([
-  ['webpack-serverless', 'issue 36: the CommonJS build require()s absent optional peers outside a try block'],
-  ['esbuild-cjs', 'issue 36: ioredis is loaded through __dlRequire, which bundlers do not follow'],
-  ['esbuild-esm', 'issue 36: ioredis is loaded through __dlRequire, which bundlers do not follow'],
+  // ['cell-id', 'issue N: why it fails until then'],
 ]);
 
 /** Seconds each cell took on this 2-core machine under load: the longest start first (two at a time). */
 const COST = {
+  'nest-build-tsc': 46,
+  'nest-build-webpack': 46,
   'webpack-serverless': 25,
-  'nest-build-webpack': 27,
-  'nest-build-tsc': 29,
   'jest29-ts-jest': 20,
-  'nest10-jest29': 19,
-  'pnpm-monorepo': 14,
-  'nest-build-swc': 14,
-  'ts-node': 12,
-  'nest10-built': 10,
-  'jest29-swc': 10,
+  'nest10-jest29': 12,
+  'ts-node': 11,
+  'pnpm-monorepo': 10,
+  'nest10-built': 9,
+  'nest-build-swc': 9,
+  'nest12-vitest': 8,
 };
 
 const args = process.argv.slice(2);
@@ -97,7 +95,7 @@ function exec(command, commandArgs, { cwd, env, timeoutMs = 300_000 } = {}) {
   return new Promise((resolve) => {
     const child = spawn(command, commandArgs, {
       cwd,
-      env: { ...process.env, ...env },
+      env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -258,6 +256,7 @@ async function runApp(cell, { command = NODE[20], args: appArgs, cwd, redis, nod
       ...process.env,
       REDIS_URL: redis.url,
       TRACE_READS_FILE: tracePath,
+      NO_COLOR: '1',
       NODE_OPTIONS: [`--require=${TRACE_READS}`, ...nodeOptions].join(' '),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -288,7 +287,8 @@ async function runApp(cell, { command = NODE[20], args: appArgs, cwd, redis, nod
   } catch (error) {
     if (child.exitCode === null) child.kill('SIGKILL');
     await exited;
-    error.message += `\n--- app output (${where}):\n${tail(output)}`;
+    if (!error.message.includes('before listening'))
+      error.message += `\n--- app output (${where}):\n${tail(output)}`;
     throw error;
   }
   child.kill('SIGTERM');
@@ -297,8 +297,15 @@ async function runApp(cell, { command = NODE[20], args: appArgs, cwd, redis, nod
     child.kill('SIGKILL');
     throw new Error(`${where} did not stop on SIGTERM:\n${tail(output)}`);
   }
-  const luaReads = fs.existsSync(tracePath) ? fs.readFileSync(tracePath, 'utf8').trim() : '';
-  if (luaReads) throw new Error(`${where} read Lua files from disk:\n${luaReads}`);
+  const luaReads = fs.existsSync(tracePath)
+    ? [...new Set(fs.readFileSync(tracePath, 'utf8').trim().split('\n'))]
+    : [];
+  if (luaReads.length > 0) {
+    const shown = luaReads.slice(0, 5).join('\n');
+    throw new Error(
+      `${where} read ${luaReads.length} Lua files from disk:\n${shown}${luaReads.length > 5 ? '\n…' : ''}`,
+    );
+  }
   return `${where}: 200, 423 while held, fencing ${first} < ${next}`;
 }
 
@@ -680,6 +687,11 @@ async function installTarball(app) {
   return result.code === 0 ? null : `npm install <tarball> in ${app} failed:\n${tail(result.output, 25)}`;
 }
 
+/** The npm app a cell installs the tarball into. */
+function appOf(cell) {
+  return cell.needs ?? (cell.id.startsWith('nest12') ? 'nest12' : 'nest11');
+}
+
 async function main() {
   const started = Date.now();
   if (args.includes('--install')) {
@@ -698,7 +710,7 @@ async function main() {
     tarball = packedTarball;
     // The apps' installs side by side (separate folders, one npm cache); each cell waits for its app's.
     const installs = {};
-    for (const app of ['nest11', 'nest10', 'nest12']) installs[app] = installTarball(app);
+    for (const app of new Set(cells.map(appOf))) installs[app] = installTarball(app);
 
     const queue = [...cells].sort((a, b) => (COST[b.id] ?? 5) - (COST[a.id] ?? 5));
     const worker = async () => {
@@ -708,8 +720,7 @@ async function main() {
         let detail;
         let ok = false;
         try {
-          const app = cell.needs ?? (cell.id.startsWith('nest12') ? 'nest12' : 'nest11');
-          const installFailure = await installs[app];
+          const installFailure = await installs[appOf(cell)];
           if (installFailure) throw new Error(installFailure);
           detail = await cell.run({ ...cell, dir });
           ok = true;
