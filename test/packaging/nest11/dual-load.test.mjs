@@ -13,21 +13,14 @@ const importedCore = await import('nestjs-distributed-lock/core');
 const required = require('nestjs-distributed-lock');
 const requiredCore = require('nestjs-distributed-lock/core');
 
-// The `module-sync` condition (issue 36): Node ≥ 20.19 / 22.12 take the ES module build for require()
-// and import alike. Before it, the require entry loaded that build through require(esm) (dist/entries).
-const moduleSync = Boolean(require('nestjs-distributed-lock/package.json').exports['.']['module-sync']);
-
+// The `module-sync` condition: Node ≥ 20.19 / 22.12 take the one ES module build for require() and
+// import alike (runtimes that do not know the condition, Jest and bundlers, take import or require).
 test('resolves require() and import to the one ES module build', () => {
-  if (moduleSync) {
-    assert.match(import.meta.resolve('nestjs-distributed-lock'), /\/dist\/esm\/index\.js$/);
-    assert.equal(
-      require.resolve('nestjs-distributed-lock'),
-      fileURLToPath(import.meta.resolve('nestjs-distributed-lock')),
-    );
-  } else {
-    assert.match(import.meta.resolve('nestjs-distributed-lock'), /\/dist\/entries\/index\.mjs$/);
-    assert.match(require.resolve('nestjs-distributed-lock'), /[\\/]dist[\\/]entries[\\/]index\.cjs$/);
-  }
+  assert.match(import.meta.resolve('nestjs-distributed-lock'), /\/dist\/esm\/index\.js$/);
+  assert.equal(
+    require.resolve('nestjs-distributed-lock'),
+    fileURLToPath(import.meta.resolve('nestjs-distributed-lock')),
+  );
   assert.match(require('@nestjs/core/package.json').version, /^11\./);
 });
 

@@ -1,18 +1,13 @@
-// Jest's CommonJS runtime has its own require(), which loads ES modules only on Node ≥ 24.9, and does not
-// know the `module-sync` condition: it takes the package's `require` condition, the CommonJS build
-// (dist/cjs). Before issue 36 that entry loaded the ES module build through require(esm) and fell back
-// to dist/cjs (dist/load.cjs); a Nest 11 app's Jest tests work either way.
+// Jest's CommonJS runtime does not know the `module-sync` condition: it takes the package's `require`
+// condition, the CommonJS build (dist/cjs), on every Node version. A Nest 11 app's Jest tests get one
+// copy of every class from it, whichever entry point they require.
 'use strict';
 const { spawn } = require('node:child_process');
 const net = require('node:net');
-const path = require('node:path');
 require('reflect-metadata');
 const { Test } = require('@nestjs/testing');
 const lock = require('nestjs-distributed-lock');
 const core = require('nestjs-distributed-lock/core');
-
-const [major, minor] = process.versions.node.split('.').map(Number);
-const nativeRequireEsm = major > 24 || (major === 24 && minor >= 9);
 
 function freePort() {
   return new Promise((resolve) => {
@@ -45,21 +40,8 @@ afterAll(async () => {
   await new Promise((resolve) => redis.once('exit', resolve));
 });
 
-const entries = path.dirname(require.resolve('nestjs-distributed-lock'));
-const loader = path.join(entries, '..', 'load.cjs');
-const hasLoader = require('node:fs').existsSync(loader);
-
-it(`loads ${hasLoader ? (nativeRequireEsm ? 'the ES module build' : 'the CommonJS copy') : 'the CommonJS build'} with one copy of every class`, () => {
-  if (hasLoader) {
-    const load = require(loader);
-    const loaded = load(
-      () => (require(path.join(entries, '..', 'esm', 'index.js')), 'esm'),
-      () => 'cjs',
-    );
-    expect(loaded).toBe(nativeRequireEsm ? 'esm' : 'cjs');
-  } else {
-    expect(require.resolve('nestjs-distributed-lock')).toMatch(/[\\/]dist[\\/]cjs[\\/]index\.js$/);
-  }
+it('loads the CommonJS build with one copy of every class', () => {
+  expect(require.resolve('nestjs-distributed-lock')).toMatch(/[\\/]dist[\\/]cjs[\\/]index\.js$/);
   expect(core.LockNotAcquiredError).toBe(lock.LockNotAcquiredError);
   expect(new core.LockLostError('k', 'expired')).toBeInstanceOf(lock.LockError);
 });

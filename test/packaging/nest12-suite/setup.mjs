@@ -9,5 +9,5 @@ expect(import.meta.resolve('@nestjs/core')).toMatch(
   /\/test\/packaging\/nest12\/node_modules\/@nestjs\/core\//,
 );
 expect(import.meta.resolve('../../../lib')).toMatch(
-  /\/test\/packaging\/nest12\/node_modules\/nestjs-distributed-lock\/dist\/entries\/index\.mjs$/,
+  /\/test\/packaging\/nest12\/node_modules\/nestjs-distributed-lock\/dist\/esm\/index\.js$/,
 );

@@ -26,7 +26,7 @@ export function describeAppTests({ afterAll, beforeAll, describe, expect, it }, 
   describe(title, () => {
     it('loads the ES module build on Nest 12', () => {
       expect(require('@nestjs/core/package.json').version).toMatch(/^12\./);
-      expect(import.meta.resolve('nestjs-distributed-lock')).toMatch(/\/dist\/entries\/index\.mjs$/);
+      expect(import.meta.resolve('nestjs-distributed-lock')).toMatch(/\/dist\/esm\/index\.js$/);
       expect(typeof DistributedLockModule.forRoot).toBe('function');
       expect(new LockNotAcquiredError('k', 0)).toBeInstanceOf(Error);
     });

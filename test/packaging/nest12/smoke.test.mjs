@@ -25,7 +25,7 @@ after(async () => {
 
 test('runs on NestJS 12 with the packed ES module build', () => {
   assert.match(require('@nestjs/core/package.json').version, /^12\./);
-  assert.match(import.meta.resolve('nestjs-distributed-lock'), /\/dist\/entries\/index\.mjs$/);
+  assert.match(import.meta.resolve('nestjs-distributed-lock'), /\/dist\/esm\/index\.js$/);
   assert.equal(typeof LockNotAcquiredError, 'function');
 });
 
