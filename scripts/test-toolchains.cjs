@@ -710,11 +710,26 @@ async function main() {
     tarball = packedTarball;
     // The apps' installs side by side (separate folders, one npm cache); each cell waits for its app's.
     const installs = {};
-    for (const app of new Set(cells.map(appOf))) installs[app] = installTarball(app);
-
     const queue = [...cells].sort((a, b) => (COST[b.id] ?? 5) - (COST[a.id] ?? 5));
+    const installed = new Set();
+    for (const app of new Set(cells.map(appOf))) {
+      installs[app] = installTarball(app);
+      installs[app].then(() => installed.add(app));
+    }
+    /** The longest cell whose app has the tarball already; else waits for the next install to end. */
+    const next = async () => {
+      while (queue.length > 0) {
+        const index = queue.findIndex((cell) => installed.has(appOf(cell)));
+        if (index >= 0) return queue.splice(index, 1)[0];
+        const waiting = [...new Set(queue.map(appOf))].map((app) => installs[app]);
+        await Promise.race(waiting);
+        await null; // lets the .then() above record the app
+      }
+      return undefined;
+    };
+
     const worker = async () => {
-      for (let cell = queue.shift(); cell; cell = queue.shift()) {
+      for (let cell = await next(); cell; cell = await next()) {
         const cellStarted = Date.now();
         const dir = fs.mkdtempSync(path.join(work, `${cell.id}-`));
         let detail;
