@@ -292,7 +292,7 @@ async function runApp(cell, { command = NODE[20], args: appArgs, cwd, redis, nod
     throw error;
   }
   child.kill('SIGTERM');
-  const stopped = await Promise.race([exited, sleep(30_000).then(() => null)]);
+  const stopped = await Promise.race([exited, sleep(30_000, null, { ref: false })]);
   if (!stopped) {
     child.kill('SIGKILL');
     throw new Error(`${where} did not stop on SIGTERM:\n${tail(output)}`);
