@@ -687,6 +687,17 @@ async function installTarball(app) {
   return result.code === 0 ? null : `npm install <tarball> in ${app} failed:\n${tail(result.output, 25)}`;
 }
 
+/** What went wrong in one line, for the table: npm's code and peer, else the error's own line. */
+function firstErrorLine(detail) {
+  const lines = detail.split('\n').map((line) => line.trim());
+  const npmCode = lines.map((l) => /^npm error code (\w+)/.exec(l)?.[1]).find(Boolean);
+  const npmPeer = lines.map((l) => /^npm error peer (.*)/.exec(l)?.[1]).find(Boolean);
+  const line = npmCode
+    ? `npm ${npmCode}${npmPeer ? `: peer ${npmPeer}` : ''}`
+    : (lines.map((l) => /\b((\w*Error)\b.*)$/.exec(l)?.[1]).find(Boolean) ?? lines[0]);
+  return line.length > 140 ? `${line.slice(0, 140)}…` : line;
+}
+
 /** The npm app a cell installs the tarball into. */
 function appOf(cell) {
   return cell.needs ?? (cell.id.startsWith('nest12') ? 'nest12' : 'nest11');
@@ -748,9 +759,7 @@ async function main() {
           ? pending
             ? 'PASS (pending: drop it from PENDING)'
             : 'pass'
-          : pending
-            ? `pending (${pending})`
-            : 'FAIL';
+          : `${pending ? `pending (${pending})` : 'FAIL'}: ${firstErrorLine(detail)}`;
         results.push({ cell, ok, pending, result, seconds, detail });
         console.log(`[toolchains] ${cell.id}: ${result} (${seconds.toFixed(1)} s)`);
       }
