@@ -7,9 +7,12 @@
 //                  so a process that loads the package both ways holds ONE copy of every class;
 //                  runtimes that do not know that condition and import (Jest's ESM mode, bundlers) too.
 //   dist/cjs/      CommonJS ("type": "commonjs"), for the runtimes that do not know `module-sync` and
-//                  require (Jest's CommonJS runtime, webpack, esbuild's require), and the declarations
-//                  (.d.ts) of both builds: the types are the same whichever format runs.
-//   dist/entries/  <entry>.d.mts: the `import` condition's types, `export * from '../cjs/<entry>'`
+//                  require (Jest's CommonJS runtime, webpack, esbuild's require).
+//
+// Each build carries the same declarations (.d.ts), in its own format: a CommonJS declaration file that
+// imports Nest 12 (ES modules only) is an error under `moduleResolution: node16` (TS1479), so ES module
+// consumers need ES module declarations. They are emitted once, into dist/cjs, and copied to dist/esm
+// with `.js` added to their specifiers.
 //
 // JavaScript ships without comments (the declarations keep every doc comment), and only declarations
 // an entry point reaches are kept. The Lua scripts are code (lib/**/lua-sources.ts, scripts/embed-lua.mjs):
@@ -25,8 +28,8 @@ const lib = path.join(root, 'lib');
 
 /**
  * The public entry points: subpath → source file under lib/ (without `.ts`). Adding a subpath is one
- * line here plus its row in package.json's `exports` (no wildcard: only these subpaths are entries). Entries whose source does not exist yet
- * are skipped with a note.
+ * line here plus its row in package.json's `exports` and `typesVersions` (no wildcard: only these
+ * subpaths are entries).
  */
 const ENTRY_POINTS = {
   index: 'index',
@@ -102,7 +105,9 @@ function finishEsm(dir) {
         `(typeof require === 'function' ? ${call} : __dlCreateRequire(import.meta.url)(${quote}${name}${quote}))`,
     );
     if (peers !== text) text = REQUIRE_SHIM + peers;
-    if (/\brequire\((?!['"])|\bmodule\.exports\b|\bexports\.\w+\s*=|\b__dirname\b|\b__filename\b/.test(text)) {
+    if (
+      /\brequire\((?!['"])|\bmodule\.exports\b|\bexports\.\w+\s*=|\b__dirname\b|\b__filename\b/.test(text)
+    ) {
       throw new Error(`build: CommonJS left in the ESM build: ${path.relative(root, file)}`);
     }
     fs.writeFileSync(file, text);
@@ -138,18 +143,21 @@ function pruneDeclarations(dir, entryFiles) {
   return unreached.length;
 }
 
-/** The `import` condition's types: an ES module declaration that re-exports the one set in dist/cjs. */
-function writeEntries(dir) {
-  fs.mkdirSync(dir, { recursive: true });
-  const written = [];
-  for (const [name, source] of Object.entries(ENTRY_POINTS)) {
-    if (!fs.existsSync(path.join(lib, `${source}.ts`))) {
-      throw new Error(`build: entry point ./${name}: lib/${source}.ts does not exist`);
-    }
-    fs.writeFileSync(path.join(dir, `${name}.d.mts`), `export * from '../cjs/${source}.js';\n`);
-    written.push(name === 'index' ? '.' : `./${name}`);
+/** The declarations of dist/cjs, copied beside the ES module build with `.js` added to their specifiers. */
+function copyDeclarations(from, to) {
+  const files = walk(from, (name) => name.endsWith('.d.ts'));
+  for (const file of files) {
+    const target = path.join(to, path.relative(from, file));
+    const text = fs.readFileSync(file, 'utf8');
+    fs.writeFileSync(
+      target,
+      text.replace(
+        SPECIFIER,
+        (_all, head, quote, spec) => `${head}${quote}${withExtension(target, spec)}${quote}`,
+      ),
+    );
   }
-  return written;
+  return files.length;
 }
 
 execFileSync(process.execPath, [path.join(root, 'scripts', 'embed-lua.mjs'), '--check'], {
@@ -167,11 +175,16 @@ const pruned = pruneDeclarations(
   path.join(dist, 'cjs'),
   Object.values(ENTRY_POINTS).map((source) => path.join(dist, 'cjs', `${source}.d.ts`)),
 );
-const entries = writeEntries(path.join(dist, 'entries'));
+const declarations = copyDeclarations(path.join(dist, 'cjs'), path.join(dist, 'esm'));
+for (const [name, source] of Object.entries(ENTRY_POINTS)) {
+  if (!fs.existsSync(path.join(dist, 'esm', `${source}.d.ts`))) {
+    throw new Error(`build: entry point ${name}: no declarations for lib/${source}.ts`);
+  }
+}
 fs.mkdirSync(path.join(dist, 'bin'), { recursive: true });
 const binFile = path.join(dist, 'bin', `${BIN.name}.cjs`);
 fs.writeFileSync(binFile, `#!/usr/bin/env node\n'use strict';\nrequire('../cjs/${BIN.source}.js');\n`);
 fs.chmodSync(binFile, 0o755);
 console.log(
-  `build: dist/esm + dist/cjs, declarations in dist/cjs (${pruned} internal ones pruned), entry points ${entries.join(', ')}`,
+  `build: dist/esm + dist/cjs, ${declarations} declarations each (${pruned} internal ones pruned), entry points ${Object.keys(ENTRY_POINTS).join(', ')}`,
 );
