@@ -1,4 +1,4 @@
-import { DEFAULT_COHORT_BOUNDS } from '../../lib/core/engine/cohort';
+import { DEFAULT_COHORT_BOUNDS } from '../../lib/core/grant/cohort';
 import {
   FAIR,
   FAIR_COHORTS,

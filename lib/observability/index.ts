@@ -17,5 +17,5 @@ export {
 } from './lock-metric-names';
 export { OptionalPeerMissingError } from './optional-peer';
 export type * from './otel-api';
-export { LOCK_CHANNEL_PREFIX, lockChannelName, lockChannels } from '../core/engine/lock-channels';
-export type { LockChannelMessage } from '../core/engine/lock-channels';
+export { LOCK_CHANNEL_PREFIX, lockChannelName, lockChannels } from '../core/events/lock-channels';
+export type { LockChannelMessage } from '../core/events/lock-channels';

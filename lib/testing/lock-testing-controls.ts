@@ -1,5 +1,5 @@
 import type { LockEngine } from '../core/engine/lock-engine';
-import { randomId } from '../core/engine/lock-grant';
+import { randomId } from '../core/grant/lock-grant';
 import { KeySpace, KIND_TAG_LIST, type AttemptRequest, type LockKind } from '../core/kinds/lock-kind';
 import { LockOptions, MAX_DURATION_MS } from '../core/options/lock-options';
 import { quoteKey, assertLockKey, assertDuration } from '../core/options/validation';

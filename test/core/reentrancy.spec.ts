@@ -4,7 +4,7 @@
  * current() sees the lock inside the section only.
  */
 import { KeySpace } from '../../lib/core/kinds/lock-kind';
-import type { LockHandle } from '../../lib/core/engine/lock-grant';
+import type { LockHandle } from '../../lib/core/grant/lock-grant';
 import { holdCount, nextEvent, track, uniqueKey, useLockEnv } from '../support/lock-env';
 
 const PREFIX = 'reent:';

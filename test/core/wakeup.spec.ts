@@ -4,7 +4,7 @@
  * gets the lock after the release with no more Redis attempts than wake-ups explain.
  */
 import { KeySpace } from '../../lib/core/kinds/lock-kind';
-import type { LockHandle } from '../../lib/core/engine/lock-grant';
+import type { LockHandle } from '../../lib/core/grant/lock-grant';
 import { spawnWorker, workerPath, WorkerProcess } from '../support/spawn-worker';
 import { EventPayload, LockEnv, nextEvent, track, uniqueKey, useLockEnv } from '../support/lock-env';
 

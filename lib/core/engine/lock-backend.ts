@@ -1,5 +1,5 @@
 import type { KindRegistry } from '../kinds/lock-kind';
-import type { ConnectionState } from './lock-events';
+import type { ConnectionState } from '../events/lock-events';
 import type { Wakeups } from '../waiting/wakeup-hub';
 import type { MultiKeyLocker } from '../multi/multi-key-locker';
 import type { InspectionTarget } from '../inspection/inspection-target';

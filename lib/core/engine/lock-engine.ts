@@ -9,20 +9,27 @@ import type {
   ListLocksOptions,
   ListLocksResult,
   LockInfo,
-} from '../inspection/lock-info';
+} from '../options/lock-info';
 import type { LockInspector } from '../inspection/lock-inspector';
 import { KeySpace } from '../kinds/lock-kind';
 import { MultiGrantHandle, type MultiLockHandle } from '../multi/multi-lock-handle';
 import { LockOptions, ResolvedEngineOptions } from '../options/lock-options';
 import { assertLockKey } from '../options/validation';
 import { LocalWaitQueues } from '../waiting/waiter';
-import { cohortLeaseExtraMs, cohortTokenBlock } from './cohort';
+import { cohortLeaseExtraMs, cohortTokenBlock } from '../grant/cohort';
 import { CriticalSections } from './critical-sections';
 import { LockEngineReadiness, LockEngineStats, pingReadiness } from './engine-status';
 import type { LockBackend } from './lock-backend';
-import { LockEvents } from './lock-events';
-import { HeldLocks, currentInScope, randomId, runInLockScope, GrantHandle, LockHandle } from './lock-grant';
-import { type AcquisitionContext, LockRequests } from './lock-request';
+import { LockEvents } from '../events/lock-events';
+import {
+  HeldLocks,
+  currentInScope,
+  randomId,
+  runInLockScope,
+  GrantHandle,
+  LockHandle,
+} from '../grant/lock-grant';
+import { type AcquisitionContext, LockRequests } from './lock-requests';
 
 /**
  * The lock engine: the public surface (acquire, tryAcquire, using, current, close). Waiting lives

@@ -1,7 +1,7 @@
-import type { HeldLocks } from '../engine/lock-grant';
+import type { HeldLocks } from '../grant/lock-grant';
 import type { KeySpace } from '../kinds/lock-kind';
 import type { LockBackend } from '../engine/lock-backend';
-import type { LockEvents } from '../engine/lock-events';
+import type { LockEvents } from '../events/lock-events';
 import type { ResolvedEngineOptions } from '../options/lock-options';
 import type { LocalWaitQueues } from '../waiting/waiter';
 import { InspectionKeys } from './inspection-keys';

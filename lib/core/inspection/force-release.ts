@@ -1,13 +1,19 @@
 import { LockWrongTypeError } from '../errors';
 import { KIND_TAG_LIST, type KeySpace, type LockKindTag } from '../kinds/lock-kind';
-import type { LockEvents } from '../engine/lock-events';
-import type { LockGrant } from '../engine/lock-grant';
+import type { LockEvents } from '../events/lock-events';
+import type { LockGrant } from '../grant/lock-grant';
 import { defineScript } from '../redis/script-library';
 import { FORCE_RELEASE_NOTICE, type ForceReleaseNotice } from './force-release-notice';
 import { appendAudit } from './force-release-audit';
 import type { InspectionKeys } from './inspection-keys';
 import type { InspectionTarget } from './inspection-target';
-import { KIND_TAGS, ownerLabel, type ForceReleaseRecord, type LockKind, type LockOwner } from './lock-info';
+import {
+  KIND_TAGS,
+  ownerLabel,
+  type ForceReleaseRecord,
+  type LockKind,
+  type LockOwner,
+} from '../options/lock-info';
 import { onNodes } from './node-calls';
 import { engineOf } from './owner-identity';
 import { readRegistry, type RegistrySnapshot } from './registry-reader';

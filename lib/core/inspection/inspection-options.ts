@@ -6,7 +6,7 @@ import {
   type InspectLockOptions,
   type ListLocksOptions,
   type LockKind,
-} from './lock-info';
+} from '../options/lock-info';
 
 // Every check runs before any Redis command: bad input never costs a round trip.
 

@@ -15,7 +15,7 @@ import {
   type LockInfo,
   type LockKind,
   type ListLocksResult,
-} from './lock-info';
+} from '../options/lock-info';
 import { decodeLockState, type InspectReply, type KindState } from './lock-state';
 import { mergeNodes, onNodes } from './node-calls';
 import { readRegistry, type RegistrySnapshot } from './registry-reader';

@@ -1,5 +1,5 @@
 import { LockUpgradeError, LockWrongTypeError } from '../errors';
-import type { LockKind as InspectedKind } from '../inspection/lock-info';
+import type { LockKind as InspectedKind } from '../options/lock-info';
 import type { LockOptions } from '../options/lock-options';
 import type { ScriptCall, ScriptRunner } from '../redis/redis-gateway';
 import type { LuaScript } from '../redis/script-library';

@@ -1,11 +1,11 @@
-import type { AcquisitionContext } from '../engine/lock-request';
-import { monotonicMs } from '../engine/deadlines';
-import { randomId, GrantHandle, LockGrant } from '../engine/lock-grant';
+import type { AcquisitionContext } from '../engine/lock-requests';
+import { monotonicMs } from '../time/deadlines';
+import { randomId, GrantHandle, LockGrant } from '../grant/lock-grant';
 import { LockServiceClosedError } from '../errors';
 import { kindOf, type LockKind } from '../kinds/lock-kind';
 import type { LockOptions } from '../options/lock-options';
 import { Waiter } from '../waiting/waiter';
-import { ATTEMPT_MARGIN_MS } from '../waiting/with-deadline';
+import { ATTEMPT_MARGIN_MS } from '../time/with-deadline';
 import type { MultiKeyLocker, MultiLockTarget } from './multi-key-locker';
 import { MultiGrantHandle } from './multi-lock-handle';
 

@@ -1,4 +1,4 @@
-import { CohortBounds, DEFAULT_COHORT_BOUNDS } from '../engine/cohort';
+import { CohortBounds, DEFAULT_COHORT_BOUNDS } from '../grant/cohort';
 
 /** What a caller may ask of one acquisition. Every field is optional; defaults come from the client. */
 export interface LockOptions {

@@ -1,4 +1,4 @@
-import { CohortBounds, DEFAULT_COHORT_BOUNDS } from '../engine/cohort';
+import { CohortBounds, DEFAULT_COHORT_BOUNDS } from '../grant/cohort';
 import {
   ENGINE_OPTION_NAMES,
   LockEngineOptions,
@@ -6,7 +6,7 @@ import {
   DEFAULT_ENGINE_OPTIONS,
   ReplicaAckOptions,
 } from './lock-options';
-import { leaseDriftMs } from '../engine/lock-grant';
+import { leaseDriftMs } from '../grant/lock-grant';
 import { snapshotOptions } from './validation';
 import { assertDuration, describe } from './validation';
 

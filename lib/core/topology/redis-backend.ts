@@ -8,7 +8,7 @@ import { TokenLock } from '../kinds/token-lock';
 import { waiterTtlMs } from '../kinds/waiter-ttl';
 import type { LockBackend } from '../engine/lock-backend';
 import { watchConnection } from '../redis/connection-watch';
-import type { ConnectionState } from '../engine/lock-events';
+import type { ConnectionState } from '../events/lock-events';
 import type { ResolvedEngineOptions } from '../options/lock-options';
 import type { RedisDoor } from '../redis/redis-door';
 import { RedisGateway } from '../redis/redis-gateway';

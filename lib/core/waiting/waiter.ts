@@ -1,11 +1,11 @@
-import type { AcquisitionContext, AcquisitionRequest } from '../engine/lock-request';
-import { monotonicMs } from '../engine/deadlines';
-import type { LockGrant, GrantHandle } from '../engine/lock-grant';
+import type { AcquisitionContext, AcquisitionRequest } from '../engine/lock-requests';
+import { monotonicMs } from '../time/deadlines';
+import type { LockGrant, GrantHandle } from '../grant/lock-grant';
 import { LockNotAcquiredError, LockServiceClosedError } from '../errors';
 import type { LockOptions } from '../options/lock-options';
 import { linkSignals } from './abort';
 import type { Wakeups } from './wakeup-hub';
-import { withDeadline } from './with-deadline';
+import { withDeadline } from '../time/with-deadline';
 
 /** Why a wait ended without the lock. */
 export type Failure = 'timeout' | 'aborted' | 'closed' | 'error';

@@ -3,7 +3,7 @@ import { IoredisSubscriber, type IoredisClient } from '../redis/adapters/ioredis
 import { answers, askNodes } from '../redis/node-fanout';
 import type { RedisClient } from '../redis/redis-client';
 import type { WakeupSubscriber } from '../redis/redis-door';
-import { withDeadline } from './with-deadline';
+import { withDeadline } from '../time/with-deadline';
 
 /**
  * A door's subscriber, or an object shaped like an ioredis connection typed as a client (the testing

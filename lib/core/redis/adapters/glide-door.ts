@@ -1,5 +1,5 @@
 import type { LockRedisError } from '../../errors';
-import { withDeadline } from '../../waiting/with-deadline';
+import { withDeadline } from '../../time/with-deadline';
 import { requireClientPackage } from '../client-package';
 import type { RedisArgs, RedisDoor, ScriptSend, WakeupSubscriber } from '../redis-door';
 import type { LuaScript, ScriptArg } from '../script-library';

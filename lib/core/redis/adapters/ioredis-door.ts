@@ -3,7 +3,7 @@ import calculateSlot from 'cluster-key-slot';
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import { LockRedisError } from '../../errors';
 import { printable } from '../../options/validation';
-import { withDeadline } from '../../waiting/with-deadline';
+import { withDeadline } from '../../time/with-deadline';
 import { requireClientPackage } from '../client-package';
 import type { ClientFamily, RedisArgs, RedisDoor, ScriptSend, WakeupSubscriber } from '../redis-door';
 import type { LuaScript, ScriptArg } from '../script-library';

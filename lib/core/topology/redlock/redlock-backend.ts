@@ -5,7 +5,7 @@ import type { LockBackend } from '../../engine/lock-backend';
 import { LockRedisError } from '../../errors';
 import { answers, askNodes, firstError } from '../../redis/node-fanout';
 import { watchConnection } from '../../redis/connection-watch';
-import type { ConnectionState } from '../../engine/lock-events';
+import type { ConnectionState } from '../../events/lock-events';
 import type { ResolvedEngineOptions } from '../../options/lock-options';
 import { openDoor } from '../../redis/redis-connection';
 import type { RedisDoor } from '../../redis/redis-door';

@@ -1,6 +1,6 @@
 import { quoteKey } from '../../options/validation';
 import { LockRedisError, LockWrongTypeError } from '../../errors';
-import { monotonicMs } from '../../engine/deadlines';
+import { monotonicMs } from '../../time/deadlines';
 import type { LockKindTag } from '../../kinds/lock-kind';
 import type {
   AttemptRequest,
@@ -15,7 +15,7 @@ import type { RedisGateway } from '../../redis/redis-gateway';
 import { defineScript } from '../../redis/script-library';
 import { askNodes, Ballot, countVotes, failedVotes, firstError } from '../../redis/node-fanout';
 import { quorumOf } from './redlock-options';
-import { leaseDriftMs } from '../../engine/lock-grant';
+import { leaseDriftMs } from '../../grant/lock-grant';
 
 const FENCE_FLOOR = defineScript<[token: string, fenceTtlMs: number], number>('fence-floor');
 

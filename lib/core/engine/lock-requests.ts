@@ -20,11 +20,18 @@ import { MultiGrantHandle, type MultiLockHandle } from '../multi/multi-lock-hand
 import type { LockOptions, ResolvedEngineOptions } from '../options/lock-options';
 import { assertLockKey, callLockOptions } from '../options/validation';
 import { type LocalWaitQueues, type Ticket, Waiter } from '../waiting/waiter';
-import { ATTEMPT_MARGIN_MS } from '../waiting/with-deadline';
-import { monotonicMs } from './deadlines';
+import { ATTEMPT_MARGIN_MS } from '../time/with-deadline';
+import { monotonicMs } from '../time/deadlines';
 import type { LockBackend, WakeupChannels } from './lock-backend';
-import type { LockEvents } from './lock-events';
-import { heldInScope, randomId, GrantHandle, type HeldLocks, LockGrant, LockHandle } from './lock-grant';
+import type { LockEvents } from '../events/lock-events';
+import {
+  heldInScope,
+  randomId,
+  GrantHandle,
+  type HeldLocks,
+  LockGrant,
+  LockHandle,
+} from '../grant/lock-grant';
 
 /*
  * One lock call, top-down: LockRequests turns acquire / tryAcquire / using, with one key or many,

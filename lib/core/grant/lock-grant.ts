@@ -12,8 +12,8 @@ import type { LockOptions } from '../options/lock-options';
 import { assertDuration } from '../options/validation';
 import type { LocalWaitQueues } from '../waiting/waiter';
 import { Cohort, type CohortOpening, type CohortBounds } from './cohort';
-import { deadlines, type Deadline, monotonicMs } from './deadlines';
-import type { LockEvents } from './lock-events';
+import { deadlines, type Deadline, monotonicMs } from '../time/deadlines';
+import type { LockEvents } from '../events/lock-events';
 import { Watchdog } from './watchdog';
 
 /*

@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import type { LockLostReason } from '../errors';
 import type * as diagnosticsChannel from 'node:diagnostics_channel';
 import { lockChannels, publishLockEvent, type LockLifecycleEvent } from './lock-channels';
-import type { ForceReleaseRecord } from '../inspection/lock-info';
+import type { ForceReleaseRecord } from '../options/lock-info';
 
 /** Observability events of a lock engine (listen with `engine.events.on(name, fn)`). */
 export interface LockEventMap {
