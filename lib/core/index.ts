@@ -6,16 +6,14 @@ export * from './options/lock-options';
 export {
   assertKnownNames,
   assertLockKey,
-  describe,
   INVALID_LOCK_KEY,
   isLockKeyError,
   lockKeyError,
   prepareLockOptions,
-  printable,
-  quoteKey,
   validateLockOptions,
   withLockSignal,
 } from './options/validation';
+export { describe, printable, quoteKey } from './errors/message-text';
 // Internal: the Nest layer's engine factory and the option types its module options name.
 export { openLockEngine } from './topology/create-lock-engine';
 export type { LockEngineReadiness } from './engine/engine-status';
@@ -24,8 +22,9 @@ export type { RedlockOption } from './topology/redlock/redlock-options';
 export { resolveEngineOptions } from './options/resolve-engine-options';
 export { resolveLockConfig, LOCK_CONFIG_OPTION_NAMES } from './topology/resolve-lock-config';
 export type { ResolvedLockConfig, ResolvedConnectionOption } from './topology/resolve-lock-config';
-export type { LockBackend, WakeupChannels } from './engine/lock-backend';
+export type { LockBackend } from './engine/lock-backend';
+export type { WakeupChannels } from './waiting/wakeup-hub';
 export { ATTEMPT_MARGIN_MS } from './time/with-deadline';
-export { KeySpace } from './kinds/lock-kind';
+export { KeySpace } from './kinds/key-space';
 export { assertMultiKeyOptions } from './multi/multi-keys';
 export type { ForceReleaseLogOptions } from './options/lock-info';

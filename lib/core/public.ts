@@ -7,11 +7,11 @@ export type { LockEngineOptions, LockOptions, ReplicaAckOptions } from './option
 export { MAX_DURATION_MS, MAX_KEY_BYTES } from './options/lock-options';
 export { MAX_MULTI_KEYS } from './multi/multi-keys';
 export { isLockKeyError } from './options/validation';
-export type { LockHandle } from './grant/lock-grant';
+export type { LockHandle } from './grant/grant-handle';
 export type { MultiLockHandle } from './multi/multi-lock-handle';
 export type { LockEngineStats } from './engine/engine-status';
 export { LockEvents } from './events/lock-events';
-export type { ConnectionState, LockEventMap } from './events/lock-events';
+export type { ConnectionState, LockEventMap } from './events/lock-event-map';
 export type {
   ForceReleaseLogOptions,
   ForceReleaseOptions,

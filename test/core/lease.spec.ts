@@ -4,7 +4,7 @@
  * without releasing frees the lock when its lease runs out.
  */
 import { LockLostError } from '../../lib/core/errors';
-import { KeySpace } from '../../lib/core/kinds/lock-kind';
+import { KeySpace } from '../../lib/core/kinds/key-space';
 import { monotonicMs } from '../../lib/core/time/deadlines';
 import { spawnWorker, workerPath, WorkerProcess } from '../support/spawn-worker';
 import { waitUntil } from '../support/wait';

@@ -6,7 +6,7 @@
  */
 import { createLockEngine, KeySpace } from '../../lib/core';
 import type { LockEngine } from '../../lib/core/engine/lock-engine';
-import type { LockHandle } from '../../lib/core/grant/lock-grant';
+import type { LockHandle } from '../../lib/core/grant/grant-handle';
 import { keySlot } from '../support/cluster-slots';
 import { startCluster, type RedisClusterTopology } from '../support/redis-topologies';
 import { ClientFactory, FAMILIES } from '../support/client-families';

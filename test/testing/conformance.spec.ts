@@ -9,8 +9,8 @@
  * (conformance/script-replies.ts), so a new code or script cannot go untested.
  */
 import { FairLock } from '../../lib/core/kinds/fair-lock';
-import { KeySpace } from '../../lib/core/kinds/lock-kind';
-import type { LockKinds } from '../../lib/core/kinds/lock-kind';
+import { KeySpace } from '../../lib/core/kinds/key-space';
+import type { LockKinds } from '../../lib/core/kinds/kind-registry';
 import type { AttemptRequest, HoldRef, RenewRequest } from '../../lib/core/kinds/lock-kind';
 import { ReadWriteLock } from '../../lib/core/kinds/read-write-lock';
 import { ReentrantMutex } from '../../lib/core/kinds/reentrant-mutex';

@@ -5,7 +5,7 @@
 import { Cluster } from 'ioredis';
 import { createLockEngine, KeySpace, LockEngine, LockHandle } from '../../lib/core';
 import { hasShardedPubSub } from '../../lib/core/topology/cluster-pubsub';
-import { DEFAULT_COHORT_BOUNDS } from '../../lib/core/grant/cohort';
+import { DEFAULT_COHORT_BOUNDS } from '../../lib/core/options/lock-options';
 import { defineScript } from '../../lib/core/redis/script-library';
 import type { CreateLockEngineOptions } from '../../lib/core';
 import { keySlot } from '../support/cluster-slots';

@@ -1,5 +1,6 @@
 import { LockWrongTypeError } from '../errors';
-import { KIND_TAG_LIST, type KeySpace, type LockKindTag } from '../kinds/lock-kind';
+import { KIND_TAG_LIST } from '../kinds/kind-registry';
+import { type KeySpace, type LockKindTag } from '../kinds/key-space';
 import type { LockEvents } from '../events/lock-events';
 import type { LockGrant } from '../grant/lock-grant';
 import { defineScript } from '../redis/script-library';
@@ -7,13 +8,8 @@ import { FORCE_RELEASE_NOTICE, type ForceReleaseNotice } from './force-release-n
 import { appendAudit } from './force-release-audit';
 import type { InspectionKeys } from './inspection-keys';
 import type { InspectionTarget } from './inspection-target';
-import {
-  KIND_TAGS,
-  ownerLabel,
-  type ForceReleaseRecord,
-  type LockKind,
-  type LockOwner,
-} from '../options/lock-info';
+import { KIND_TAGS } from '../kinds/kind-registry';
+import { ownerLabel, type ForceReleaseRecord, type LockKind, type LockOwner } from '../options/lock-info';
 import { onNodes } from './node-calls';
 import { engineOf } from './owner-identity';
 import { readRegistry, type RegistrySnapshot } from './registry-reader';

@@ -1,6 +1,7 @@
-import { assertLockKey, assertKnownNames, describe } from '../options/validation';
+import { assertLockKey, assertKnownNames } from '../options/validation';
+import { describe } from '../errors/message-text';
+import { LOCK_KINDS } from '../kinds/kind-registry';
 import {
-  LOCK_KINDS,
   type ForceReleaseLogOptions,
   type ForceReleaseOptions,
   type InspectLockOptions,

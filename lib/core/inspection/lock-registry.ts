@@ -1,6 +1,6 @@
 import type { LockGrant } from '../grant/lock-grant';
 import { monotonicMs } from '../time/deadlines';
-import type { LocalWaitQueues } from '../waiting/waiter';
+import type { LocalWaitQueues } from '../waiting/local-wait-queues';
 import type { InspectionKeys } from './inspection-keys';
 import type { InspectionTarget } from './inspection-target';
 import type { LockOwner } from '../options/lock-info';

@@ -1,4 +1,4 @@
-import { kindOf } from '../kinds/lock-kind';
+import { kindOf } from '../kinds/kind-registry';
 import type { LockGrant } from '../grant/lock-grant';
 import type { LockKind, LockOwner } from '../options/lock-info';
 

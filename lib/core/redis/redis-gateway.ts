@@ -1,6 +1,6 @@
 import { LockPermissionError, LockRedisError } from '../errors';
 import { deadlines, type Deadline } from '../time/deadlines';
-import { printable, quoteKey } from '../options/validation';
+import { printable, quoteKey } from '../errors/message-text';
 import { isFailoverError } from './failover-retry';
 import { doorForClient, isRedisClient, type RedisClient } from './redis-client';
 import type { RedisDoor } from './redis-door';

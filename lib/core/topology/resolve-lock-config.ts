@@ -7,7 +7,7 @@ import {
 import { ENGINE_OPTION_NAMES, LockEngineOptions, ResolvedEngineOptions } from '../options/lock-options';
 import { resolveEngineOptions } from '../options/resolve-engine-options';
 import { snapshotOptions } from '../options/validation';
-import { describe } from '../options/validation';
+import { describe } from '../errors/message-text';
 
 /** Options of createLockEngine: where Redis is (`redis` or `redlock`), plus the engine tuning. */
 export interface CreateLockEngineOptions extends LockEngineOptions {

@@ -2,7 +2,7 @@ import calculateSlot from 'cluster-key-slot';
 // Types only: ioredis itself is loaded on first use (openIoredis), so the package loads without it.
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import { LockRedisError } from '../../errors';
-import { printable } from '../../options/validation';
+import { printable } from '../../errors/message-text';
 import { withDeadline } from '../../time/with-deadline';
 import { requireClientPackage } from '../client-package';
 import type { ClientFamily, RedisArgs, RedisDoor, ScriptSend, WakeupSubscriber } from '../redis-door';

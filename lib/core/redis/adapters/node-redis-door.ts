@@ -1,6 +1,6 @@
 import calculateSlot from 'cluster-key-slot';
 import { monotonicMs } from '../../time/deadlines';
-import { printable } from '../../options/validation';
+import { printable } from '../../errors/message-text';
 import { withDeadline } from '../../time/with-deadline';
 import { LockRedisError } from '../../errors';
 import { ClientListeners, type EventSource } from '../client-listeners';
