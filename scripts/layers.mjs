@@ -35,29 +35,46 @@ async function drawing() {
     {
       ...config.options,
       collapse: '^lib/core/[^/]+/|^lib/[^/]+/',
-      exclude: { path: ['\\.d\\.ts$', '^lib/index\\.ts$', '^lib/core/(public|index)\\.ts$'] },
+      exclude: { path: ['\\.d\\.ts$', '^lib/index\\.ts$'] },
       outputType: 'json',
     },
     resolveOptions,
     transpileOptions,
   );
   const modules = JSON.parse(output).modules;
+  // A collapsed node: a floor (core/kinds), an entry (nest), or the core's surfaces (core).
   const nodeOf = (source) => source.replace(/^lib\//, '').replace(/\/$/, '');
-  const id = (name) => name.replace(/[^a-z0-9]/gi, '_');
-  const edges = new Set();
+  const id = (name) => (name === 'core' ? 'core_surface' : name.replace(/[^a-z0-9]/gi, '_'));
+  const direct = new Map();
   for (const m of modules) {
     if (!m.source.startsWith('lib/')) continue;
     for (const d of m.dependencies) {
       if (!d.resolved.startsWith('lib/') || d.resolved === m.source) continue;
-      edges.add(`${id(nodeOf(m.source))} --> ${id(nodeOf(d.resolved))}`);
+      const from = id(nodeOf(m.source));
+      if (!direct.has(from)) direct.set(from, new Set());
+      direct.get(from).add(id(nodeOf(d.resolved)));
+    }
+  }
+  // Drawn without the arrows that a longer path already implies (a transitive reduction): the floors
+  // read as a stack, and an arrow says "reaches, directly or through the floors between".
+  const reach = (from, seen = new Set()) => {
+    for (const to of direct.get(from) ?? []) if (!seen.has(to)) reach(to, seen.add(to));
+    return seen;
+  };
+  const edges = [];
+  for (const [from, tos] of direct) {
+    for (const to of tos) {
+      const implied = [...tos].some((via) => via !== to && reach(via).has(to));
+      if (!implied) edges.push(`  ${from} --> ${to}`);
     }
   }
   const lines = ['```mermaid', 'flowchart BT'];
-  lines.push('  subgraph core["lib/core (bottom to top)"]');
+  lines.push('  subgraph core["lib/core, bottom to top"]');
   for (const floor of CORE_FLOORS) lines.push(`    ${id(`core/${floor}`)}["${floor}"]`);
+  lines.push('    core_surface["public.ts · index.ts · internal.ts"]');
   lines.push('  end');
   ENTRY_TIERS.flat().forEach((entry) => lines.push(`  ${id(entry)}["${entry}"]`));
-  lines.push(...[...edges].sort().map((e) => `  ${e}`));
+  lines.push(...edges.sort());
   lines.push('```');
   return lines.join('\n');
 }

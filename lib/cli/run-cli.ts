@@ -1,3 +1,5 @@
+// Past the core's public surface: requireClientPackage loads ioredis from where this package is installed,
+// the same way createLockEngine does, for the Cluster the command opens itself.
 import { hostname } from 'node:os';
 import type { Cluster, ClusterNode, ClusterOptions } from 'ioredis';
 import { createLockEngine, type LockEngine, type LockKind } from '../core';

@@ -1,30 +1,3 @@
-// The internal barrel the other layers (nest, testing, observability, terminus, console) import: the
-// public core (lib/core/public.ts, the `nestjs-distributed-lock/core` entry) plus the internals they
-// need. Not a package entry.
+// lib/core's face: its public surface (public.ts, the `nestjs-distributed-lock/core` entry) under the
+// folder's own name. What the entries use beyond it is in internal.ts.
 export * from './public';
-export * from './options/lock-options';
-export {
-  assertKnownNames,
-  assertLockKey,
-  INVALID_LOCK_KEY,
-  isLockKeyError,
-  lockKeyError,
-  prepareLockOptions,
-  validateLockOptions,
-  withLockSignal,
-} from './options/validation';
-export { describe, printable, quoteKey } from './errors/message-text';
-// Internal: the Nest layer's engine factory and the option types its module options name.
-export { openLockEngine } from './topology/create-lock-engine';
-export type { LockEngineReadiness } from './engine/engine-status';
-export type { RedisConnectionOption } from './redis/redis-connection';
-export type { RedlockOption } from './topology/redlock/redlock-options';
-export { resolveEngineOptions } from './options/resolve-engine-options';
-export { resolveLockConfig, LOCK_CONFIG_OPTION_NAMES } from './topology/resolve-lock-config';
-export type { ResolvedLockConfig, ResolvedConnectionOption } from './topology/resolve-lock-config';
-export type { LockBackend } from './engine/lock-backend';
-export type { WakeupChannels } from './waiting/wakeup-hub';
-export { ATTEMPT_MARGIN_MS } from './time/with-deadline';
-export { KeySpace } from './kinds/key-space';
-export { assertMultiKeyOptions } from './multi/multi-keys';
-export type { ForceReleaseLogOptions } from './options/lock-info';

@@ -1,5 +1,7 @@
 // Observability: OpenTelemetry, prom-client and diagnostics_channel. No optional peer is loaded until a
 // function that needs it is called.
+// Past the core's public surface: the diagnostics channels are the core's events (events/lock-channels.ts),
+// published by the engine itself; this entry is where users find their names.
 export { instrumentLockEvents } from './lock-telemetry';
 export type { LockTelemetryOptions, LockTelemetryDisposer } from './lock-telemetry';
 export { registerLockMetrics } from './prometheus';

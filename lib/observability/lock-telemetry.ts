@@ -1,4 +1,4 @@
-import type { LockEvents } from '../core/events/lock-events';
+import type { LockEvents } from '../core/public';
 import { assertKeyAttribute, assertKeySecret, LockKeyAttribute, LockKeySecret } from './key-label';
 import { observeLockLifecycle } from './lock-lifecycle';
 import { INSTRUMENTATION_SCOPE } from './lock-metric-names';

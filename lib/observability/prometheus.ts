@@ -1,4 +1,4 @@
-import type { LockEvents } from '../core/events/lock-events';
+import type { LockEvents } from '../core/public';
 import { LockLifecycleSink, observeLockLifecycle } from './lock-lifecycle';
 import { LOCK_DURATION_BUCKETS, PROM_METRICS } from './lock-metric-names';
 import { LockEventSource, resolveLockSource } from './lock-source';

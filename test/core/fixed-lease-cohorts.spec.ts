@@ -6,7 +6,7 @@
  * or that asked for the other lease mode, gets the lock through Redis instead.
  */
 import { leaseDriftMs } from '../../lib/core/time/lease-drift';
-import { KeySpace } from '../../lib/core';
+import { KeySpace } from '../../lib/core/internal';
 import type { LockHandle } from '../../lib/core';
 import {
   commandsDuring,

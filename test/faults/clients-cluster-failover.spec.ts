@@ -4,7 +4,8 @@
  * master is SIGKILLed. Once the replica is promoted and the client follows, the same lock is granted
  * again with a larger fencing token (the fence counter reached the replica with the grant).
  */
-import { createLockEngine, KeySpace } from '../../lib/core';
+import { createLockEngine } from '../../lib/core';
+import { KeySpace } from '../../lib/core/internal';
 import type { LockEngine } from '../../lib/core/engine/lock-engine';
 import type { LockHandle } from '../../lib/core/grant/grant-handle';
 import { keySlot } from '../support/cluster-slots';
