@@ -144,7 +144,7 @@ export class LockEngine {
     key: string | readonly string[],
     options?: LockOptions,
   ): Promise<LockHandle | MultiLockHandle> {
-    return (await this.requests.acquire(key, options, false))!;
+    return (await this.requests.serve(key, options, false))!;
   }
 
   /** Like acquire, but resolves null when busy (default `waitMs` 0: a single attempt). */
@@ -158,7 +158,7 @@ export class LockEngine {
     key: string | readonly string[],
     options?: LockOptions,
   ): Promise<LockHandle | MultiLockHandle | null> {
-    return this.requests.acquire(key, options, true);
+    return this.requests.serve(key, options, true);
   }
 
   /** Runs `fn` holding the lock, inside its critical section (nested calls re-enter); always releases. */

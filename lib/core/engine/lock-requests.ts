@@ -3,6 +3,7 @@ import { GrantHandle, type LockHandle } from '../grant/grant-handle';
 import type { LockGrant } from '../grant/lock-grant';
 import { heldInScope } from '../grant/lock-scope';
 import type { KeySpace } from '../kinds/key-space';
+import type { KindRegistry } from '../kinds/kind-registry';
 import type { LockKind } from '../kinds/lock-kind';
 import { MultiAcquisition } from '../multi/multi-acquisition';
 import { PerKeyLocker, type MultiKeyLocker, type MultiLockTarget } from '../multi/multi-key-locker';
@@ -55,18 +56,20 @@ export interface LockingParts {
  */
 export class LockRequests {
   private readonly locker: MultiKeyLocker;
+  private readonly kinds: KindRegistry;
 
   constructor(private readonly parts: LockingParts) {
     this.locker = parts.backend.multiKeys ?? new PerKeyLocker();
+    this.kinds = parts.backend.kinds;
   }
 
   /** One key (a string) or several (an array, all or none): a handle, or null for tryOnly when busy. */
-  async acquire(
+  async serve(
     key: unknown,
     options: LockOptions | undefined,
     tryOnly: boolean,
   ): Promise<LockHandle | MultiLockHandle | null> {
-    const call = this.call(key, options, tryOnly);
+    const call = this.callOf(key, options, tryOnly);
     const { context, engineId } = this.parts;
     // The grant, not this one handle: after a downgrade the frame's write handle is released while
     // the read hold on the same grant lives on, and asking again must re-enter, not self-deadlock.
@@ -93,7 +96,7 @@ export class LockRequests {
   }
 
   /** The call of `key` (or keys) and `options`, every part validated before any I/O. */
-  private call(key: unknown, options: LockOptions | undefined, tryOnly: boolean): LockCall {
+  private callOf(key: unknown, options: LockOptions | undefined, tryOnly: boolean): LockCall {
     let keys: readonly string[];
     if (Array.isArray(key)) keys = multiLockKeys(key);
     else {
@@ -102,7 +105,7 @@ export class LockRequests {
     }
     const opts = callLockOptions(options);
     opts.signal?.throwIfAborted();
-    const { kind, label } = this.parts.backend.kinds.choose(opts);
+    const { kind, label } = this.kinds.chooseKind(opts);
     if (Array.isArray(key)) assertMultiKeyOptions(opts);
     const { keys: space, options: engine } = this.parts;
     const fixedLease = opts.leaseMs ?? engine.defaults.leaseMs;

@@ -63,11 +63,11 @@ export class KindRegistry {
   ) {}
 
   kindFor(opts: LockOptions): LockKind {
-    return this.choose(opts).kind;
+    return this.chooseKind(opts).kind;
   }
 
   /** The kind validated options ask for, and its name in events (`label`). */
-  choose(opts: LockOptions): { readonly kind: LockKind; readonly label: KindName } {
+  chooseKind(opts: LockOptions): { readonly kind: LockKind; readonly label: KindName } {
     const row = kindOf(opts);
     const found = this.kinds[row.impl];
     if (!found) throw new TypeError(`The "${row.option!}" option is not supported with ${this.backendName}`);
