@@ -36,16 +36,10 @@ export type { LockOptions, ReplicaAckOptions } from './core/options/lock-options
 export { MAX_KEY_BYTES } from './core/options/lock-options';
 export { MAX_MULTI_KEYS } from './core/multi/multi-keys';
 export { isLockKeyError } from './core/options/validation';
-export type { LockHandle } from './core/engine/lock-grant';
+export type { LockHandle } from './core/grant/grant-handle';
 export type { MultiLockHandle } from './core/multi/multi-lock-handle';
 export type { LockEngineStats } from './core/engine/engine-status';
-export type { ConnectionState, LockEventMap } from './core/engine/lock-events';
+export type { ConnectionState, LockEventMap } from './core/events/lock-event-map';
 // Inspection and force release (docs/CONSOLE.md).
-export type {
-  ForceReleaseRecord,
-  LockHolder,
-  LockInfo,
-  LockKind,
-  LockOwner,
-} from './core/inspection/lock-info';
+export type { ForceReleaseRecord, LockHolder, LockInfo, LockKind, LockOwner } from './core/options/lock-info';
 export * from './core/errors';

@@ -24,7 +24,6 @@ import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dist = path.join(root, 'dist');
-const lib = path.join(root, 'lib');
 
 /**
  * The public entry points: subpath → source file under lib/ (without `.ts`). Adding a subpath is one

@@ -1,4 +1,4 @@
-import { DEFAULT_COHORT_BOUNDS } from '../../lib/core/engine/cohort';
+import { DEFAULT_COHORT_BOUNDS } from '../../lib/core/options/lock-options';
 import {
   FAIR,
   FAIR_COHORTS,

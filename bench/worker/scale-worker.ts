@@ -1,7 +1,8 @@
 import Redis from 'ioredis';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { createLockEngine, KeySpace, type LockHandle } from '../../lib/core';
+import { createLockEngine, type LockHandle } from '../../lib/core';
+import { KeySpace } from '../../lib/core/internal';
 import { parseInfo } from '../redis-target';
 import { round, sleep } from '../stats';
 import { commandsSent, exclude, installCommandCounter } from './command-counter';

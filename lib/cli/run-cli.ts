@@ -1,7 +1,9 @@
+// Past the core's public surface: ioredis is loaded the core's one way (errors/optional-peer.ts), from
+// where this package is installed, as createLockEngine does, for the Cluster the command opens itself.
 import { hostname } from 'node:os';
 import type { Cluster, ClusterNode, ClusterOptions } from 'ioredis';
 import { createLockEngine, type LockEngine, type LockKind } from '../core';
-import { clientPackageMissing, ifPeerMissing } from '../core';
+import { clientPackageMissing, ifPeerMissing } from '../core/internal';
 import { CliUsageError, parseCliArgs, USAGE, type CliCommand } from './cli-args';
 import { auditTable, locksTable } from './cli-output';
 

@@ -1,5 +1,7 @@
+// Past the core's public surface: assertKnownNames and describe refuse unknown options and word the
+// message exactly as the engine does for its own.
 import type { CanActivate, Type } from '@nestjs/common';
-import { assertKnownNames, describe } from '../core';
+import { assertKnownNames, describe } from '../core/internal';
 
 /** Options of DistributedLockConsoleModule.register(). */
 export interface DistributedLockConsoleOptions {

@@ -2,16 +2,16 @@
 // lib/core/index.ts is the internal barrel the other layers use; it is not a package entry.
 export { createLockEngine } from './topology/create-lock-engine';
 export { LockEngine } from './engine/lock-engine';
-export type { CreateLockEngineOptions } from './options/resolve-lock-config';
+export type { CreateLockEngineOptions } from './topology/resolve-lock-config';
 export type { LockEngineOptions, LockOptions, ReplicaAckOptions } from './options/lock-options';
 export { MAX_DURATION_MS, MAX_KEY_BYTES } from './options/lock-options';
 export { MAX_MULTI_KEYS } from './multi/multi-keys';
 export { isLockKeyError } from './options/validation';
-export type { LockHandle } from './engine/lock-grant';
+export type { LockHandle } from './grant/grant-handle';
 export type { MultiLockHandle } from './multi/multi-lock-handle';
 export type { LockEngineStats } from './engine/engine-status';
-export { LockEvents } from './engine/lock-events';
-export type { ConnectionState, LockEventMap } from './engine/lock-events';
+export { LockEvents } from './events/lock-events';
+export type { ConnectionState, LockEventMap } from './events/lock-event-map';
 export type {
   ForceReleaseLogOptions,
   ForceReleaseOptions,
@@ -23,5 +23,5 @@ export type {
   LockInfo,
   LockKind,
   LockOwner,
-} from './inspection/lock-info';
+} from './options/lock-info';
 export * from './errors';

@@ -1,6 +1,9 @@
+// Past the core's public surface: openLockEngine builds the engine from the options resolved once,
+// which createLockEngine would resolve again.
 import type { FactoryProvider, Provider } from '@nestjs/common';
 import { APP_INTERCEPTOR } from '@nestjs/core';
-import { LockEngine, openLockEngine } from '../core';
+import { LockEngine } from '../core';
+import { openLockEngine } from '../core/internal';
 import { ModuleHttpErrorsInterceptor } from './distributed-lock.interceptor';
 import {
   DISTRIBUTED_LOCK_MODULE_OPTIONS,

@@ -1,4 +1,7 @@
-import { describe, lockKeyError, MAX_MULTI_KEYS } from '../core';
+// Past the core's public surface: a key built from arguments is refused with the core's own bad-key
+// error (lockKeyError, a 400 at HTTP) and message wording (describe).
+import { describe, lockKeyError } from '../core/internal';
+import { MAX_MULTI_KEYS } from '../core';
 import type { LockKeyFunction } from './interfaces';
 import {
   badKeyFunctionResultMessage,

@@ -1,6 +1,7 @@
 // Lock keys are often user data: in a log line they are escaped (core's quoteKey / printable), so
 // CR/LF or terminal control codes in a key cannot forge lines or rewrite what an operator sees.
-import { printable, quoteKey } from '../core';
+// Past the core's public surface: quoteKey and printable are the core's one way of escaping user text.
+import { printable, quoteKey } from '../core/internal';
 
 const MAX_KEY_CHARS = 120;
 

@@ -1,4 +1,6 @@
-import { describe, resolveLockConfig, type ResolvedLockConfig } from '../core';
+// Past the core's public surface: resolveLockConfig resolves the module's options once, with the same
+// checks and defaults as createLockEngine.
+import { describe, resolveLockConfig, type ResolvedLockConfig } from '../core/internal';
 import type { DistributedLockModuleOptions, RetryAfterOption } from './interfaces';
 
 /** Default `drainMs` of the Nest module: app.close() waits this long for running critical sections. */

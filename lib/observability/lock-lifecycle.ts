@@ -1,5 +1,6 @@
-import type { LockLostReason } from '../core/errors';
-import type { LockEventMap, LockEvents } from '../core/engine/lock-events';
+import type { LockLostReason } from '../core/public';
+import type { LockEventMap } from '../core/public';
+import type { LockEvents } from '../core/public';
 
 /** How one acquisition ended: got the lock, or why not (`busy`: tryAcquire resolved null). */
 export type LockWaitOutcome = 'acquired' | 'busy' | 'timeout' | 'aborted' | 'error' | 'closed';

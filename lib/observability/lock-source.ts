@@ -1,4 +1,4 @@
-import type { LockEvents } from '../core/engine/lock-events';
+import type { LockEvents } from '../core/public';
 
 /** Something with lock events and live counts: a LockEngine or the Nest DistributedLockService. */
 export interface LockEventSource {

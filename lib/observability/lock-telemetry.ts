@@ -1,8 +1,10 @@
-import type { LockEvents } from '../core/engine/lock-events';
+// Past the core's public surface: optional peers are loaded the core's one way (errors/optional-peer.ts),
+// a literal require that resolves from where this package is installed.
+import type { LockEvents } from '../core/public';
 import { assertKeyAttribute, assertKeySecret, LockKeyAttribute, LockKeySecret } from './key-label';
 import { observeLockLifecycle } from './lock-lifecycle';
 import { INSTRUMENTATION_SCOPE } from './lock-metric-names';
-import { ifPeerMissing, OptionalPeerMissingError } from '../core';
+import { ifPeerMissing, OptionalPeerMissingError } from '../core/internal';
 import type { OtelApi, OtelAttributes, OtelMeterProvider, OtelSpan, OtelTracerProvider } from './otel-api';
 import { createOtelInstruments, otelLifecycleSink } from './otel-lifecycle-sink';
 

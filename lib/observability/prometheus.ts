@@ -1,8 +1,10 @@
-import type { LockEvents } from '../core/engine/lock-events';
+// Past the core's public surface: optional peers are loaded the core's one way (errors/optional-peer.ts),
+// a literal require that resolves from where this package is installed.
+import type { LockEvents } from '../core/public';
 import { LockLifecycleSink, observeLockLifecycle } from './lock-lifecycle';
 import { LOCK_DURATION_BUCKETS, PROM_METRICS } from './lock-metric-names';
 import { LockEventSource, resolveLockSource } from './lock-source';
-import { ifPeerMissing, OptionalPeerMissingError } from '../core';
+import { ifPeerMissing, OptionalPeerMissingError } from '../core/internal';
 
 /** The slice of a prom-client `Registry` used here (structural: no declaration names prom-client). */
 export interface PromRegistryLike {

@@ -1,6 +1,7 @@
+// Past the core's public surface: describe words a bad option the way the core does.
 import { Injectable } from '@nestjs/common';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
-import { describe } from '../core';
+import { describe } from '../core/internal';
 import type { DistributedLockHealth } from '../nest/interfaces';
 import { DistributedLockService } from '../nest/distributed-lock.service';
 

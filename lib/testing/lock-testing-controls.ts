@@ -1,8 +1,11 @@
 import type { LockEngine } from '../core/engine/lock-engine';
-import { randomId } from '../core/engine/lock-grant';
-import { KeySpace, KIND_TAG_LIST, type AttemptRequest, type LockKind } from '../core/kinds/lock-kind';
+import { randomId } from '../core/grant/owner-ids';
+import { KeySpace } from '../core/kinds/key-space';
+import { KIND_TAG_LIST } from '../core/kinds/kind-registry';
+import { type AttemptRequest, type LockKind } from '../core/kinds/lock-kind';
 import { LockOptions, MAX_DURATION_MS } from '../core/options/lock-options';
-import { quoteKey, assertLockKey, assertDuration } from '../core/options/validation';
+import { quoteKey } from '../core/errors/message-text';
+import { assertLockKey, assertDuration } from '../core/options/validation';
 import type { InMemoryLockBackend } from './memory/in-memory-backend';
 import type { MemoryStore } from './memory/memory-store';
 

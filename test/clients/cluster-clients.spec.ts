@@ -7,7 +7,7 @@
  *
  * @slow a Cluster and the behaviour suite for five client families (~20-30 s): scheduled first on a cold Jest cache (test/support/sequencer.cjs).
  */
-import { KeySpace } from '../../lib/core';
+import { KeySpace } from '../../lib/core/internal';
 import { keySlot } from '../support/cluster-slots';
 import { nextEvent, track } from '../support/lock-env';
 import { startCluster, type RedisClusterTopology } from '../support/redis-topologies';

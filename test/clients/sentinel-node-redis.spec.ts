@@ -6,7 +6,7 @@
  *
  * @slow six server processes, the behaviour suite twice and a failover (~45 s): scheduled first on a cold Jest cache (test/support/sequencer.cjs).
  */
-import type { LockHandle } from '../../lib/core/engine/lock-grant';
+import type { LockHandle } from '../../lib/core/grant/grant-handle';
 import { nextEvent, track } from '../support/lock-env';
 import { startSentinel, waitForReplicaLink, type RedisSentinelTopology } from '../support/redis-topologies';
 import { describeLockBehaviour } from '../testing/behaviour/describe-lock-behaviour';

@@ -2,7 +2,7 @@
  * AbortSignal: an already-aborted signal rejects at once and sends nothing; aborting a wait rejects
  * with the signal's own reason and leaves no waiter, subscription or lock behind.
  */
-import { KeySpace } from '../../lib/core/kinds/lock-kind';
+import { KeySpace } from '../../lib/core/kinds/key-space';
 import type { LockEngine } from '../../lib/core/engine/lock-engine';
 import { commandsDuring, nextEvent, track, uniqueKey, useLockEnv } from '../support/lock-env';
 import { engineOnConnectedClient } from '../support/refusal';

@@ -4,7 +4,7 @@
  * valid keys round-trip byte-exactly, and user text cannot break the Cluster hash tag.
  */
 import calculateSlot from 'cluster-key-slot';
-import { KeySpace } from '../../lib/core/kinds/lock-kind';
+import { KeySpace } from '../../lib/core/kinds/key-space';
 import type { LockEngine } from '../../lib/core/engine/lock-engine';
 import { commandsDuring, uniqueKey, useLockEnv } from '../support/lock-env';
 import { engineOnConnectedClient, expectRefused } from '../support/refusal';

@@ -6,7 +6,7 @@
 import type Redis from 'ioredis';
 import { createLockEngine } from '../../lib/core/topology/create-lock-engine';
 import { LockWrongTypeError } from '../../lib/core/errors';
-import { KeySpace } from '../../lib/core/kinds/lock-kind';
+import { KeySpace } from '../../lib/core/kinds/key-space';
 import type { LockEngine } from '../../lib/core/engine/lock-engine';
 import { commandsDuring, uniqueKey, useLockEnv } from '../support/lock-env';
 import { engineOnConnectedClient, expectRefused, lockCalls } from '../support/refusal';

@@ -4,7 +4,7 @@
  * but never a client the user passed in.
  */
 import { LockError, LockLostError, LockNotAcquiredError } from '../../lib/core/errors';
-import { KeySpace } from '../../lib/core/kinds/lock-kind';
+import { KeySpace } from '../../lib/core/kinds/key-space';
 import type { LockEngine } from '../../lib/core/engine/lock-engine';
 import { hostProcess } from '../support/host-process';
 import { closeClient, listClients, pubsubChannels } from '../support/redis-assertions';

@@ -5,7 +5,7 @@
  * queued waiters back to Redis. (Mutual exclusion, tokens, shares and the consecutive-grant bound
  * across processes: mutual-exclusion.spec.ts.)
  */
-import { KeySpace } from '../../lib/core';
+import { KeySpace } from '../../lib/core/internal';
 import type { LockHandle } from '../../lib/core';
 import {
   commandsDuring,

@@ -5,7 +5,7 @@
  * it locally too. That a fixed lease ends locally before Redis can give the lock to anyone else is
  * test/faults/timing/lease-ends-locally.spec.ts (it needs its timer on time: in band).
  */
-import { KeySpace } from '../../lib/core/kinds/lock-kind';
+import { KeySpace } from '../../lib/core/kinds/key-space';
 import type { LockEngine } from '../../lib/core/engine/lock-engine';
 import { commandsDuring, uniqueKey, useLockEnv } from '../support/lock-env';
 import { sleep } from '../support/wait';

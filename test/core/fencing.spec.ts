@@ -3,7 +3,7 @@
  * counter expired (the server clock floors it); the counter is the only state a lock leaves
  * behind, and it always carries a TTL (bounded memory).
  */
-import { KeySpace } from '../../lib/core/kinds/lock-kind';
+import { KeySpace } from '../../lib/core/kinds/key-space';
 import { keysWithoutTtl } from '../support/redis-assertions';
 import { waitUntil } from '../support/wait';
 import { uniqueKey, useLockEnv } from '../support/lock-env';

@@ -4,7 +4,7 @@
  * properties only; control characters in keys are escaped in every message; sparse arrays of keys
  * are refused before any command.
  */
-import { KeySpace } from '../../lib/core/kinds/lock-kind';
+import { KeySpace } from '../../lib/core/kinds/key-space';
 import { LockNotAcquiredError } from '../../lib/core/errors';
 import type { LockEngine } from '../../lib/core/engine/lock-engine';
 import { keysWithoutTtl } from '../support/redis-assertions';

@@ -4,8 +4,8 @@
  * without releasing frees the lock when its lease runs out.
  */
 import { LockLostError } from '../../lib/core/errors';
-import { KeySpace } from '../../lib/core/kinds/lock-kind';
-import { monotonicMs } from '../../lib/core/engine/deadlines';
+import { KeySpace } from '../../lib/core/kinds/key-space';
+import { monotonicMs } from '../../lib/core/time/deadlines';
 import { spawnWorker, workerPath, WorkerProcess } from '../support/spawn-worker';
 import { waitUntil } from '../support/wait';
 import { holdCount, nextEvent, track, uniqueKey, useLockEnv, whenAborted } from '../support/lock-env';

@@ -5,7 +5,7 @@
  * `defaults.leaseMs` turns the watchdog off for calls that name no lease of their own.
  */
 import { LockLostError } from '../../lib/core/errors';
-import { KeySpace } from '../../lib/core/kinds/lock-kind';
+import { KeySpace } from '../../lib/core/kinds/key-space';
 import { waitUntil } from '../support/wait';
 import { nextEvent, uniqueKey, useLockEnv, whenAborted } from '../support/lock-env';
 

@@ -6,7 +6,7 @@
  * every replica skipped the ticks in between. Here 300 ms of latency on a loopback TCP proxy keeps
  * the release in flight while the round (every second) comes due.
  */
-import { KeySpace } from '../../lib/core/kinds/lock-kind';
+import { KeySpace } from '../../lib/core/kinds/key-space';
 import { sleep, waitUntil } from '../support/wait';
 import { uniqueKey, useLockEnv } from '../support/lock-env';
 import { TcpProxy } from '../support/tcp-proxy';

@@ -3,8 +3,8 @@
  * acquire, one release per hold, visible in the Redis hash); everything started outside it waits;
  * current() sees the lock inside the section only.
  */
-import { KeySpace } from '../../lib/core/kinds/lock-kind';
-import type { LockHandle } from '../../lib/core/engine/lock-grant';
+import { KeySpace } from '../../lib/core/kinds/key-space';
+import type { LockHandle } from '../../lib/core/grant/grant-handle';
 import { holdCount, nextEvent, track, uniqueKey, useLockEnv } from '../support/lock-env';
 
 const PREFIX = 'reent:';

@@ -3,7 +3,7 @@
  * from its critical section (LockLostError, and no fresh lock is taken in its place); a released
  * one is over, so asking again is an ordinary acquisition; the token lock refuses re-entry at once.
  */
-import { KeySpace } from '../../lib/core/kinds/lock-kind';
+import { KeySpace } from '../../lib/core/kinds/key-space';
 import { LockLostError, LockNotAcquiredError } from '../../lib/core/errors';
 import { waitUntil } from '../support/wait';
 import { commandsDuring, holdCount, uniqueKey, useLockEnv, whenAborted } from '../support/lock-env';

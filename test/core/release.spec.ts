@@ -3,7 +3,7 @@
  * lease ran out and a stale holder's release all resolve false and leave any new holder alone.
  */
 import { LockLostError } from '../../lib/core/errors';
-import { KeySpace } from '../../lib/core/kinds/lock-kind';
+import { KeySpace } from '../../lib/core/kinds/key-space';
 import type { LockOptions } from '../../lib/core/options/lock-options';
 import { holdCount, uniqueKey, useLockEnv, whenAborted } from '../support/lock-env';
 import { waitUntil } from '../support/wait';

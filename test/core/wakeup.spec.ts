@@ -3,8 +3,8 @@
  * polling: the backoff is set to 60 s, far longer than these tests may run, and every waiter still
  * gets the lock after the release with no more Redis attempts than wake-ups explain.
  */
-import { KeySpace } from '../../lib/core/kinds/lock-kind';
-import type { LockHandle } from '../../lib/core/engine/lock-grant';
+import { KeySpace } from '../../lib/core/kinds/key-space';
+import type { LockHandle } from '../../lib/core/grant/grant-handle';
 import { spawnWorker, workerPath, WorkerProcess } from '../support/spawn-worker';
 import { EventPayload, LockEnv, nextEvent, track, uniqueKey, useLockEnv } from '../support/lock-env';
 

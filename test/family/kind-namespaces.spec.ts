@@ -4,7 +4,7 @@
  * its own fencing counter. So a cohort's reserved tokens never interleave with another kind's
  * grants: within each lock, tokens strictly increase in grant order.
  */
-import { KeySpace } from '../../lib/core/kinds/lock-kind';
+import { KeySpace } from '../../lib/core/kinds/key-space';
 import { uniqueKey, useLockEnv } from '../support/lock-env';
 
 const PREFIX = 'kinds:';

@@ -11,7 +11,7 @@ import { useFaultEnv } from '../support/fault-env';
 import { faultFigures } from '../support/fault-figures';
 import { waitUntil } from '../support/wait';
 import { listClients } from '../support/redis-assertions';
-import { KeySpace } from '../../lib/core';
+import { KeySpace } from '../../lib/core/internal';
 
 const env = useFaultEnv();
 const figures = faultFigures();

@@ -4,9 +4,10 @@
  * master is SIGKILLed. Once the replica is promoted and the client follows, the same lock is granted
  * again with a larger fencing token (the fence counter reached the replica with the grant).
  */
-import { createLockEngine, KeySpace } from '../../lib/core';
+import { createLockEngine } from '../../lib/core';
+import { KeySpace } from '../../lib/core/internal';
 import type { LockEngine } from '../../lib/core/engine/lock-engine';
-import type { LockHandle } from '../../lib/core/engine/lock-grant';
+import type { LockHandle } from '../../lib/core/grant/grant-handle';
 import { keySlot } from '../support/cluster-slots';
 import { startCluster, type RedisClusterTopology } from '../support/redis-topologies';
 import { ClientFactory, FAMILIES } from '../support/client-families';

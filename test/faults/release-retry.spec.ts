@@ -3,7 +3,7 @@
  * not leave the lock to sit out its whole lease: the engine keeps retrying it in the background,
  * owner-checked, until the lease would have ended anyway.
  */
-import { KeySpace } from '../../lib/core';
+import { KeySpace } from '../../lib/core/internal';
 import { faultEngine, PREFIX } from '../support/fault-engine';
 import { useFaultEnv } from '../support/fault-env';
 import { waitUntil } from '../support/wait';

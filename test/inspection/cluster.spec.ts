@@ -3,7 +3,8 @@
  * node, and a force release reaches the holder's process through its notice channel (a plain SUBSCRIBE).
  */
 import { Cluster } from 'ioredis';
-import { createLockEngine, KeySpace, type LockEngine } from '../../lib/core';
+import { createLockEngine, type LockEngine } from '../../lib/core';
+import { KeySpace } from '../../lib/core/internal';
 import { keySlot } from '../support/cluster-slots';
 import { redisCommand } from '../support/redis-command';
 import { sharedCluster, type RedisClusterTopology } from '../support/redis-topologies';

@@ -7,7 +7,8 @@
  * @slow a Cluster and worker processes (~17 s): scheduled first on a cold Jest cache (test/support/sequencer.cjs).
  */
 import { Cluster } from 'ioredis';
-import { createLockEngine, KeySpace, LockEngine, LockWrongTypeError } from '../../lib/core';
+import { createLockEngine, LockEngine, LockWrongTypeError } from '../../lib/core';
+import { KeySpace } from '../../lib/core/internal';
 import { keySlot } from '../support/cluster-slots';
 import { sharedCluster, type RedisClusterTopology } from '../support/redis-topologies';
 import { commandCounts, uniqueKey } from '../support/lock-env';

@@ -3,7 +3,7 @@
  * tokens shared with single-key lockers, re-entry by async context, and failures that leave no
  * key held (a foreign key type, an abort, a busy key).
  */
-import { KeySpace } from '../../lib/core/kinds/lock-kind';
+import { KeySpace } from '../../lib/core/kinds/key-space';
 import type { LockEngine } from '../../lib/core/engine/lock-engine';
 import { LockLostError, LockPartialReentryError, LockWrongTypeError } from '../../lib/core/errors';
 import { commandsDuring, track, uniqueKey, useLockEnv, whenAborted } from '../support/lock-env';

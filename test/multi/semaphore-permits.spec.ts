@@ -4,7 +4,7 @@
  * small ones (its reservation stops new small grants from taking the permits it waits for).
  */
 import type { LockEngine } from '../../lib/core/engine/lock-engine';
-import { KeySpace } from '../../lib/core/kinds/lock-kind';
+import { KeySpace } from '../../lib/core/kinds/key-space';
 import { uniqueKey, useLockEnv } from '../support/lock-env';
 import { spawnWorker, workerPath, type WorkerProcess } from '../support/spawn-worker';
 

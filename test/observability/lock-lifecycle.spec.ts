@@ -3,7 +3,7 @@
  * SDK passed in explicitly rather than registered globally, and the options' validation.
  */
 import * as api from '@opentelemetry/api';
-import { LockEvents } from '../../lib/core/engine/lock-events';
+import { LockEvents } from '../../lib/core/events/lock-events';
 import {
   instrumentLockEvents,
   LOCK_ATTRIBUTES as A,

@@ -5,7 +5,7 @@
  *
  * @slow latency through a proxy (~14 s): scheduled first on a cold Jest cache (test/support/sequencer.cjs).
  */
-import { KeySpace } from '../../lib/core/kinds/lock-kind';
+import { KeySpace } from '../../lib/core/kinds/key-space';
 import { uniqueKey, useLockEnv } from '../support/lock-env';
 import { TcpProxy } from '../support/tcp-proxy';
 import { waitUntil } from '../support/wait';

@@ -8,7 +8,8 @@
 import { readFileSync } from 'fs';
 import * as path from 'path';
 import { Cluster } from 'ioredis';
-import { createLockEngine, KeySpace } from '../../lib/core';
+import { createLockEngine } from '../../lib/core';
+import { KeySpace } from '../../lib/core/internal';
 import { LockLostError, LockPermissionError } from '../../lib/core/errors';
 import type { LockEngine } from '../../lib/core/engine/lock-engine';
 import { keysWithoutTtl } from '../support/redis-assertions';

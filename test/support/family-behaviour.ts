@@ -4,7 +4,7 @@
  */
 import { createLockEngine } from '../../lib/core/public';
 import type { LockEngine } from '../../lib/core/engine/lock-engine';
-import type { CreateLockEngineOptions } from '../../lib/core/options/resolve-lock-config';
+import type { CreateLockEngineOptions } from '../../lib/core/topology/resolve-lock-config';
 import { startRedis } from './redis-server';
 import { describeLockBehaviour } from '../testing/behaviour/describe-lock-behaviour';
 import { ClientFactory, type Family } from './client-families';

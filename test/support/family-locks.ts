@@ -1,5 +1,5 @@
 /** The family specs' (read-write, fair, semaphore) lock env options and the Redis names of their locks. */
-import { KeySpace, LockKeyNames, LockKindTag } from '../../lib/core/kinds/lock-kind';
+import { KeySpace, LockKeyNames, LockKindTag } from '../../lib/core/kinds/key-space';
 import type { LockEnvOptions } from './lock-env';
 
 /** Key prefix of every lock in the family specs (engines and workers). */

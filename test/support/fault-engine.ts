@@ -1,5 +1,6 @@
 import type Redis from 'ioredis';
-import { createLockEngine, CreateLockEngineOptions, KeySpace, LockEngine } from '../../lib/core';
+import { createLockEngine, CreateLockEngineOptions, LockEngine } from '../../lib/core';
+import { KeySpace } from '../../lib/core/internal';
 import { keysWithoutTtl, pubsubChannels } from './redis-assertions';
 import { waitUntil } from './wait';
 

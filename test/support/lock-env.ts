@@ -7,7 +7,7 @@
 import Redis, { RedisOptions } from 'ioredis';
 import { createLockEngine, CreateLockEngineOptions } from '../../lib/core/public';
 import { LockEngine } from '../../lib/core/engine/lock-engine';
-import type { LockEventMap } from '../../lib/core/engine/lock-events';
+import type { LockEventMap } from '../../lib/core/events/lock-event-map';
 import { closeClient, redisClient } from './redis-assertions';
 import { commandCounts } from './redis-command';
 export { commandCounts } from './redis-command';

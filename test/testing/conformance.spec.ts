@@ -9,8 +9,8 @@
  * (conformance/script-replies.ts), so a new code or script cannot go untested.
  */
 import { FairLock } from '../../lib/core/kinds/fair-lock';
-import { KeySpace } from '../../lib/core/kinds/lock-kind';
-import type { LockKinds } from '../../lib/core/kinds/lock-kind';
+import { KeySpace } from '../../lib/core/kinds/key-space';
+import type { LockKinds } from '../../lib/core/kinds/kind-registry';
 import type { AttemptRequest, HoldRef, RenewRequest } from '../../lib/core/kinds/lock-kind';
 import { ReadWriteLock } from '../../lib/core/kinds/read-write-lock';
 import { ReentrantMutex } from '../../lib/core/kinds/reentrant-mutex';
@@ -19,7 +19,7 @@ import { TokenLock } from '../../lib/core/kinds/token-lock';
 import { RedisMultiLocker } from '../../lib/core/multi/redis-multi-locker';
 import type { LockOptions } from '../../lib/core/options/lock-options';
 import { defineScript } from '../../lib/core/redis/script-library';
-import { ATTEMPT_MARGIN_MS } from '../../lib/core/waiting/with-deadline';
+import { ATTEMPT_MARGIN_MS } from '../../lib/core/time/with-deadline';
 import { PORTED_SCRIPTS } from '../../lib/testing/memory/memory-scripts';
 import { startRedis, RedisServerProcess } from '../support/redis-server';
 import { sleep } from '../support/wait';
@@ -31,7 +31,7 @@ import {
   TwinRunner,
 } from './conformance/conformance-sides';
 import { FENCE_BASE, Normalised, normaliseReply, reconcile } from './conformance/normalise';
-import { Call, KEY, LONG_MS, SCENARIOS, Step } from './conformance/scenarios/index';
+import { Call, KEY, LONG_MS, SCENARIOS, Step } from './conformance/scenarios';
 import { headerCodes, replyCodes, SCRIPT_REPLIES, scriptNames } from './conformance/script-replies';
 
 const TAGS = { mutex: 'm', token: 'm', readWrite: 'rw', fair: 'fair', semaphore: 'sem' } as const;

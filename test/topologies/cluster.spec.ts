@@ -3,9 +3,10 @@
  * fencing-oracle server for the whole file. The failover test kills a master, so it runs last.
  */
 import { Cluster } from 'ioredis';
-import { createLockEngine, KeySpace, LockEngine, LockHandle } from '../../lib/core';
+import { createLockEngine, LockEngine, LockHandle } from '../../lib/core';
+import { KeySpace } from '../../lib/core/internal';
 import { hasShardedPubSub } from '../../lib/core/topology/cluster-pubsub';
-import { DEFAULT_COHORT_BOUNDS } from '../../lib/core/engine/cohort';
+import { DEFAULT_COHORT_BOUNDS } from '../../lib/core/options/lock-options';
 import { defineScript } from '../../lib/core/redis/script-library';
 import type { CreateLockEngineOptions } from '../../lib/core';
 import { keySlot } from '../support/cluster-slots';

@@ -5,13 +5,8 @@
  *   survives both and nobody else gets it;
  * - a node that answers with foreign data at the lock's key votes against; it is not "unreachable".
  */
-import {
-  createLockEngine,
-  KeySpace,
-  LockEngine,
-  LockNotAcquiredError,
-  LockWrongTypeError,
-} from '../../lib/core';
+import { createLockEngine, LockEngine, LockNotAcquiredError, LockWrongTypeError } from '../../lib/core';
+import { KeySpace } from '../../lib/core/internal';
 import type { CreateLockEngineOptions } from '../../lib/core';
 import { redisCommand } from '../support/redis-command';
 import type { RedisServerProcess } from '../support/redis-server';

@@ -4,12 +4,12 @@
  */
 import {
   createLockEngine,
-  KeySpace,
   LockEngine,
   LockHandle,
   LockNotAcquiredError,
   LockRedisError,
 } from '../../lib/core';
+import { KeySpace } from '../../lib/core/internal';
 import type { CreateLockEngineOptions } from '../../lib/core';
 import { redisCommand } from '../support/redis-command';
 import { startRedis, type RedisServerProcess } from '../support/redis-server';

@@ -12,7 +12,7 @@ import {
   LockReplicationError,
 } from '../../lib/core';
 import type { CreateLockEngineOptions, LockEventMap } from '../../lib/core';
-import { KeySpace } from '../../lib/core';
+import { KeySpace } from '../../lib/core/internal';
 import { redisCommand } from '../support/redis-command';
 import { startRedis, type RedisServerProcess } from '../support/redis-server';
 import { startSentinel, waitForReplicaLink, type RedisSentinelTopology } from '../support/redis-topologies';

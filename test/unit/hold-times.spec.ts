@@ -1,5 +1,5 @@
 /* Unit: recent hold times per key, the honest "retry after" for a lock the watchdog keeps alive. */
-import { HoldTimes } from '../../lib/core/engine/lock-grant';
+import { HoldTimes } from '../../lib/core/grant/hold-times';
 
 describe('HoldTimes', () => {
   const floor = 20_000; // a renewed watchdog lease never has less left than this

@@ -6,7 +6,7 @@
  */
 import { compileLockKey } from '../../lib/nest/lock-key-template';
 import { isLockKeyError } from '../../lib/core';
-import { KeySpace } from '../../lib/core/kinds/lock-kind';
+import { KeySpace } from '../../lib/core/kinds/key-space';
 import { resolveEngineOptions } from '../../lib/core/options/resolve-engine-options';
 
 const where = 'Shop.buy';

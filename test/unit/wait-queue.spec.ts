@@ -1,5 +1,5 @@
 /* Unit: the local FIFO of one process' waiters on one lock. */
-import { LocalWaitQueues } from '../../lib/core/waiting/waiter';
+import { LocalWaitQueues } from '../../lib/core/waiting/local-wait-queues';
 
 describe('LocalWaitQueues', () => {
   it('lets only the head of an exclusive queue attempt, in arrival order', async () => {

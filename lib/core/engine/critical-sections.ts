@@ -1,6 +1,6 @@
-import { withDeadline } from '../waiting/with-deadline';
+import { withDeadline } from '../time/with-deadline';
 import type { MultiLockHandle } from '../multi/multi-lock-handle';
-import type { LockHandle } from './lock-grant';
+import type { LockHandle } from '../grant/grant-handle';
 
 /** Critical sections running in using() / hold(): close() lets them finish (drainMs). */
 export class CriticalSections {

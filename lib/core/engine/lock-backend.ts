@@ -1,18 +1,8 @@
-import type { KindRegistry } from '../kinds/lock-kind';
-import type { ConnectionState } from './lock-events';
-import type { Wakeups } from '../waiting/wakeup-hub';
+import type { KindRegistry } from '../kinds/kind-registry';
+import type { ConnectionState } from '../events/lock-event-map';
+import type { WakeupChannels } from '../waiting/wakeup-hub';
 import type { MultiKeyLocker } from '../multi/multi-key-locker';
 import type { InspectionTarget } from '../inspection/inspection-target';
-
-/** Where waiters hear that a lock was released (pub/sub on Redis, an in-process bus in tests). */
-export interface WakeupChannels {
-  /** Joins `channel`; resolves once the subscription is confirmed (or given up on: then waiters poll). */
-  join(channel: string): Promise<Wakeups>;
-  /** Channels with at least one local waiter (for stats and leak tests). */
-  readonly channelCount: number;
-  /** Drops every subscription and closes what it opened. */
-  close(): Promise<void>;
-}
 
 /**
  * The storage side an engine is built on: one Redis (standalone or Sentinel), a Cluster, RedLock

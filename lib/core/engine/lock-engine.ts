@@ -9,20 +9,24 @@ import type {
   ListLocksOptions,
   ListLocksResult,
   LockInfo,
-} from '../inspection/lock-info';
+} from '../options/lock-info';
 import type { LockInspector } from '../inspection/lock-inspector';
-import { KeySpace } from '../kinds/lock-kind';
+import { KeySpace } from '../kinds/key-space';
 import { MultiGrantHandle, type MultiLockHandle } from '../multi/multi-lock-handle';
 import { LockOptions, ResolvedEngineOptions } from '../options/lock-options';
 import { assertLockKey } from '../options/validation';
-import { LocalWaitQueues } from '../waiting/waiter';
-import { cohortLeaseExtraMs, cohortTokenBlock } from './cohort';
+import { LocalWaitQueues } from '../waiting/local-wait-queues';
+import { cohortLeaseExtraMs, cohortTokenBlock } from '../grant/cohort';
 import { CriticalSections } from './critical-sections';
 import { LockEngineReadiness, LockEngineStats, pingReadiness } from './engine-status';
 import type { LockBackend } from './lock-backend';
-import { LockEvents } from './lock-events';
-import { HeldLocks, currentInScope, randomId, runInLockScope, GrantHandle, LockHandle } from './lock-grant';
-import { type AcquisitionContext, LockRequests } from './lock-request';
+import { LockEvents } from '../events/lock-events';
+import { HeldLocks } from '../grant/held-locks';
+import { currentInScope, runInLockScope } from '../grant/lock-scope';
+import { randomId } from '../grant/owner-ids';
+import { GrantHandle, LockHandle } from '../grant/grant-handle';
+import { type AcquisitionContext } from '../waiting/acquisition-context';
+import { LockRequests } from './lock-requests';
 
 /**
  * The lock engine: the public surface (acquire, tryAcquire, using, current, close). Waiting lives
@@ -80,7 +84,15 @@ export class LockEngine {
       options,
     });
     const { engineId, keys, held, queues, events } = this;
-    this.inspection = EngineInspection.open({ engineId, backend, options, keys, held, queues, events });
+    this.inspection = EngineInspection.open({
+      engineId,
+      target: backend.inspection,
+      options,
+      keys,
+      held,
+      queues,
+      events,
+    });
   }
 
   /** True when `key` is held, by any process (of any kind, or of `options.kind`). */
@@ -132,8 +144,7 @@ export class LockEngine {
     key: string | readonly string[],
     options?: LockOptions,
   ): Promise<LockHandle | MultiLockHandle> {
-    if (Array.isArray(key)) return (await this.requests.many(key, options, false))!;
-    return (await this.requests.one(key as string, options, false))!;
+    return (await this.requests.serve(key, options, false))!;
   }
 
   /** Like acquire, but resolves null when busy (default `waitMs` 0: a single attempt). */
@@ -147,8 +158,7 @@ export class LockEngine {
     key: string | readonly string[],
     options?: LockOptions,
   ): Promise<LockHandle | MultiLockHandle | null> {
-    if (Array.isArray(key)) return this.requests.many(key, options, true);
-    return this.requests.one(key as string, options, true);
+    return this.requests.serve(key, options, true);
   }
 
   /** Runs `fn` holding the lock, inside its critical section (nested calls re-enter); always releases. */

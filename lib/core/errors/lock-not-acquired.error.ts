@@ -1,4 +1,4 @@
-import { quoteKey } from '../options/validation';
+import { quoteKey } from './message-text';
 import { LockError } from './lock-error';
 
 /** Why a lock was not acquired, beyond the time waited. */

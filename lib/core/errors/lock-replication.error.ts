@@ -1,4 +1,4 @@
-import { quoteKey } from '../options/validation';
+import { quoteKey } from './message-text';
 import { LockRedisError } from './lock-redis.error';
 
 /**

@@ -1,4 +1,4 @@
-import { quoteKey } from '../options/validation';
+import { quoteKey } from './message-text';
 import { LockError } from './lock-error';
 
 /** A read-lock holder asked for the write lock of the same key, which would deadlock itself. */

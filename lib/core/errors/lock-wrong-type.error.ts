@@ -1,4 +1,4 @@
-import { quoteKey } from '../options/validation';
+import { quoteKey } from './message-text';
 import { LockError } from './lock-error';
 
 /** The Redis key a lock needs holds other data (or a lock of another kind); it was left untouched. */

@@ -1,10 +1,10 @@
-import type { HeldLocks } from '../engine/lock-grant';
-import type { KeySpace } from '../kinds/lock-kind';
-import type { LockBackend } from '../engine/lock-backend';
-import type { LockEvents } from '../engine/lock-events';
+import type { HeldLocks } from '../grant/held-locks';
+import type { KeySpace } from '../kinds/key-space';
+import type { LockEvents } from '../events/lock-events';
 import type { ResolvedEngineOptions } from '../options/lock-options';
-import type { LocalWaitQueues } from '../waiting/waiter';
+import type { LocalWaitQueues } from '../waiting/local-wait-queues';
 import { InspectionKeys } from './inspection-keys';
+import type { InspectionTarget } from './inspection-target';
 import { LockInspector } from './lock-inspector';
 import { LockRegistry } from './lock-registry';
 import { ownerIdentity } from './owner-identity';
@@ -12,7 +12,8 @@ import { ownerIdentity } from './owner-identity';
 /** What an engine gives its inspection. */
 export interface EngineInspectionParts {
   readonly engineId: string;
-  readonly backend: LockBackend;
+  /** The backend's inspection side, when it has one (not the in-memory testing backend). */
+  readonly target: InspectionTarget | undefined;
   readonly options: ResolvedEngineOptions;
   readonly keys: KeySpace;
   readonly held: HeldLocks;
@@ -27,8 +28,8 @@ export class EngineInspection {
   readonly registry?: LockRegistry;
 
   private constructor(parts: EngineInspectionParts) {
-    const { engineId, backend, options, keys, held, queues, events } = parts;
-    const target = backend.inspection!;
+    const { engineId, options, keys, held, queues, events } = parts;
+    const target = parts.target!;
     const identity = ownerIdentity(engineId, options.app);
     const inspectionKeys = new InspectionKeys(options.keyPrefix);
     this.inspector = new LockInspector({
@@ -60,7 +61,7 @@ export class EngineInspection {
 
   /** Inspection for an engine whose backend supports it (not the in-memory testing backend). */
   static open(parts: EngineInspectionParts): EngineInspection | undefined {
-    return parts.backend.inspection ? new EngineInspection(parts) : undefined;
+    return parts.target ? new EngineInspection(parts) : undefined;
   }
 
   /** Removes this engine's record and stops its timer (before the backend closes). */

@@ -2,7 +2,7 @@ import { defineScript } from '../redis/script-library';
 import { decodeAuditEntry } from './force-release-notice';
 import type { InspectionKeys } from './inspection-keys';
 import type { InspectionTarget } from './inspection-target';
-import type { ForceReleaseRecord } from './lock-info';
+import type { ForceReleaseRecord } from '../options/lock-info';
 import { onNodes } from './node-calls';
 
 const AUDIT_APPEND = defineScript<(string | number)[], string>('audit-append');

@@ -1,4 +1,4 @@
-import type { ForceReleaseRecord, LockKind } from './lock-info';
+import type { ForceReleaseRecord, LockKind } from '../options/lock-info';
 
 /** `type` of a force-release notice (on an engine's notice channel). */
 export const FORCE_RELEASE_NOTICE = 'force-released';

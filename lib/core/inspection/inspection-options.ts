@@ -1,12 +1,13 @@
-import { assertLockKey, assertKnownNames, describe } from '../options/validation';
+import { assertLockKey, assertKnownNames } from '../options/validation';
+import { describe } from '../errors/message-text';
+import { LOCK_KINDS } from '../kinds/kind-registry';
 import {
-  LOCK_KINDS,
   type ForceReleaseLogOptions,
   type ForceReleaseOptions,
   type InspectLockOptions,
   type ListLocksOptions,
   type LockKind,
-} from './lock-info';
+} from '../options/lock-info';
 
 // Every check runs before any Redis command: bad input never costs a round trip.
 

@@ -1,4 +1,5 @@
-import { LOCK_KINDS, type LockKind } from './lock-info';
+import { LOCK_KINDS } from '../kinds/kind-registry';
+import { type LockKind } from '../options/lock-info';
 
 /** A lock's place in list()'s order: key, then kind. */
 export function listPosition(key: string, kind: LockKind): string {

@@ -1,4 +1,5 @@
-import { KIND_TAG_LIST, type KeySpace } from '../kinds/lock-kind';
+import { KIND_TAG_LIST } from '../kinds/kind-registry';
+import { type KeySpace } from '../kinds/key-space';
 import { defineScript } from '../redis/script-library';
 import { readAudit } from './force-release-audit';
 import { ForceRelease, type ForceReleaseDeps } from './force-release';
@@ -7,15 +8,14 @@ import { auditArgs, forceReleaseArgs, inspectArgs, listArgs } from './inspection
 import type { InspectionKeys } from './inspection-keys';
 import type { InspectionTarget } from './inspection-target';
 import { decodeCursor, encodeCursor, listPosition } from './list-cursor';
+import { KIND_TAGS, LOCK_KINDS } from '../kinds/kind-registry';
 import {
-  KIND_TAGS,
-  LOCK_KINDS,
   ownerLabel,
   type ForceReleaseRecord,
   type LockInfo,
   type LockKind,
   type ListLocksResult,
-} from './lock-info';
+} from '../options/lock-info';
 import { decodeLockState, type InspectReply, type KindState } from './lock-state';
 import { mergeNodes, onNodes } from './node-calls';
 import { readRegistry, type RegistrySnapshot } from './registry-reader';

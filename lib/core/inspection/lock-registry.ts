@@ -1,13 +1,13 @@
-import type { LockGrant } from '../engine/lock-grant';
-import { monotonicMs } from '../engine/deadlines';
-import type { LocalWaitQueues } from '../waiting/waiter';
+import type { LockGrant } from '../grant/lock-grant';
+import { monotonicMs } from '../time/deadlines';
+import type { LocalWaitQueues } from '../waiting/local-wait-queues';
 import type { InspectionKeys } from './inspection-keys';
 import type { InspectionTarget } from './inspection-target';
-import type { LockOwner } from './lock-info';
+import type { LockOwner } from '../options/lock-info';
 import { grantField, IDENTITY_FIELD, waitingField } from './registry-record';
 import { writeRecord, type RecordWrite } from './registry-write';
 import { LockRedisError } from '../errors';
-import { withDeadline } from '../waiting/with-deadline';
+import { withDeadline } from '../time/with-deadline';
 
 /** How often an engine checks whether its registry record must be written. */
 export const REGISTRY_SYNC_MS = 250;

@@ -1,4 +1,4 @@
-import type { LockKind } from './lock-info';
+import type { LockKind } from '../options/lock-info';
 import { engineOf } from './owner-identity';
 
 /** The reply of inspect.lua (see its header). */

@@ -2,7 +2,7 @@ import { answers, askNodes, firstError } from '../redis/node-fanout';
 import type { RedisGateway } from '../redis/redis-gateway';
 import type { InspectionTarget } from './inspection-target';
 import type { KindState, RawHolder } from './lock-state';
-import type { LockKind } from './lock-info';
+import type { LockKind } from '../options/lock-info';
 
 /**
  * Runs `fn` on every node of `target`; resolves with the answers once at least `needed` (default:

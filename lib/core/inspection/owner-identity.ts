@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import type { LockOwner } from './lock-info';
+import type { LockOwner } from '../options/lock-info';
 
 /**
  * The default `app` of an engine: the package name npm runs (`npm_package_name`), else the name in

@@ -1,7 +1,7 @@
 import { defineScript } from '../redis/script-library';
 import type { InspectionKeys } from './inspection-keys';
 import type { InspectionTarget } from './inspection-target';
-import type { LockOwner } from './lock-info';
+import type { LockOwner } from '../options/lock-info';
 import { onNodes } from './node-calls';
 import { engineOf } from './owner-identity';
 import { parseRecord, type EngineRecord, type GrantEntry } from './registry-record';

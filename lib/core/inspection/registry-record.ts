@@ -1,6 +1,6 @@
-import { kindOf } from '../kinds/lock-kind';
-import type { LockGrant } from '../engine/lock-grant';
-import type { LockKind, LockOwner } from './lock-info';
+import { kindOf } from '../kinds/kind-registry';
+import type { LockGrant } from '../grant/lock-grant';
+import type { LockKind, LockOwner } from '../options/lock-info';
 
 /** One grant as an engine reports it in its registry record (short names: the record is rewritten often). */
 export interface GrantEntry {

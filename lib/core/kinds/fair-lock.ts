@@ -1,7 +1,7 @@
 import type { ScriptRunner } from '../redis/redis-gateway';
 import { defineScript } from '../redis/script-library';
+import { type LockKeyNames } from './key-space';
 import {
-  type LockKeyNames,
   type LockKind,
   type AttemptRequest,
   type AttemptResult,
@@ -9,12 +9,14 @@ import {
   type ReleaseResult,
   type RenewRequest,
   type RenewResult,
+} from './lock-kind';
+import {
   AttemptReply,
   decodeAttemptReply,
   lateReplyAction,
   PublishCommand,
   releaseHold,
-} from './lock-kind';
+} from './script-replies';
 import { MUTEX_RELEASE } from './reentrant-mutex';
 import { renewInBatches } from './renew-batch';
 

@@ -18,7 +18,7 @@ import {
   queuedAttemptCall,
   PublishCommand,
   releaseHold,
-} from './lock-kind';
+} from './script-replies';
 import { HOLDERS_RENEW, renewPerSlot } from './renew-batch';
 
 const ACQUIRE = defineScript<

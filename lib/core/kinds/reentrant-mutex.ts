@@ -17,7 +17,7 @@ import {
   HoldReleaseReply,
   lateReplyAction,
   releaseHold,
-} from './lock-kind';
+} from './script-replies';
 
 /** mutex-acquire.lua's ARGV: the trailing ones are left out when they hold their defaults. */
 type MutexAcquireArgs = [

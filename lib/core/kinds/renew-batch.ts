@@ -1,7 +1,8 @@
 import calculateSlot from 'cluster-key-slot';
 import type { ScriptRunner } from '../redis/redis-gateway';
 import { defineScript, LuaScript } from '../redis/script-library';
-import type { RenewRequest, RenewResult, RenewReply } from './lock-kind';
+import type { RenewRequest, RenewResult } from './lock-kind';
+import type { RenewReply } from './script-replies';
 
 /** ARGV: owner id, new lease ms, per request. */
 type RenewArgs = (string | number)[];

@@ -7,7 +7,7 @@ import type {
   RenewRequest,
   RenewResult,
 } from './lock-kind';
-import { ATTEMPT_MARGIN_MS } from '../waiting/with-deadline';
+import { ATTEMPT_MARGIN_MS } from '../time/with-deadline';
 import type { ScriptRunner } from '../redis/redis-gateway';
 import { defineScript } from '../redis/script-library';
 import {
@@ -18,7 +18,7 @@ import {
   queuedAttemptCall,
   PublishCommand,
   releaseHold,
-} from './lock-kind';
+} from './script-replies';
 import { HOLDERS_RENEW, renewPerSlot } from './renew-batch';
 
 const ACQUIRE = defineScript<

@@ -10,7 +10,7 @@ import {
 import type { ScriptRunner } from '../redis/redis-gateway';
 import { renewInBatches } from './renew-batch';
 import { defineScript } from '../redis/script-library';
-import { AttemptReply, decodeAttemptReply, lateReplyAction, PublishCommand } from './lock-kind';
+import { AttemptReply, decodeAttemptReply, lateReplyAction, PublishCommand } from './script-replies';
 
 const ACQUIRE = defineScript<
   [owner: string, leaseMs: number, fenceTtlMs: number, reserve: number],

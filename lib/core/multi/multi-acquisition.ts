@@ -1,11 +1,13 @@
-import type { AcquisitionContext } from '../engine/lock-request';
-import { monotonicMs } from '../engine/deadlines';
-import { randomId, GrantHandle, LockGrant } from '../engine/lock-grant';
+import type { AcquisitionContext } from '../waiting/acquisition-context';
+import { monotonicMs } from '../time/deadlines';
+import { randomId } from '../grant/owner-ids';
+import { GrantHandle } from '../grant/grant-handle';
+import { LockGrant } from '../grant/lock-grant';
 import { LockServiceClosedError } from '../errors';
-import { kindOf, type LockKind } from '../kinds/lock-kind';
+import { type LockKind } from '../kinds/lock-kind';
 import type { LockOptions } from '../options/lock-options';
 import { Waiter } from '../waiting/waiter';
-import { ATTEMPT_MARGIN_MS } from '../waiting/with-deadline';
+import { ATTEMPT_MARGIN_MS } from '../time/with-deadline';
 import type { MultiKeyLocker, MultiLockTarget } from './multi-key-locker';
 import { MultiGrantHandle } from './multi-lock-handle';
 
@@ -13,6 +15,8 @@ import { MultiGrantHandle } from './multi-lock-handle';
 export interface MultiAcquisitionRequest {
   readonly targets: readonly MultiLockTarget[];
   readonly kind: LockKind;
+  /** The kind's name in events (mutex or token). */
+  readonly kindLabel: string;
   readonly options: LockOptions;
   readonly waitMs: number;
   readonly leaseMs: number;
@@ -43,7 +47,7 @@ export class MultiAcquisition {
     private readonly locker: MultiKeyLocker,
     private readonly req: MultiAcquisitionRequest,
   ) {
-    this.kindLabel = kindOf(req.options).event;
+    this.kindLabel = req.kindLabel;
     this.wait = new Waiter(
       ctx,
       {

@@ -1,4 +1,5 @@
-import type { LockKeyNames, LockKind } from '../kinds/lock-kind';
+import type { LockKeyNames } from '../kinds/key-space';
+import type { LockKind } from '../kinds/lock-kind';
 import type { LockOptions } from '../options/lock-options';
 
 /** One key of a multi-key call, with its Redis names. */

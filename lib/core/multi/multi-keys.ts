@@ -1,5 +1,6 @@
 import type { LockOptions } from '../options/lock-options';
-import { assertLockKey, lockKeyError, describe } from '../options/validation';
+import { assertLockKey, lockKeyError } from '../options/validation';
+import { describe } from '../errors/message-text';
 
 /**
  * Most keys one multi-key call may name (after de-duplication the limit still counts every member

@@ -1,4 +1,4 @@
-import { GrantHandle, type LockHandle } from '../engine/lock-grant';
+import { GrantHandle, type LockHandle } from '../grant/grant-handle';
 
 /** Several locks taken together (all or none) by one multi-key acquire. */
 export interface MultiLockHandle {

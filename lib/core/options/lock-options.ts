@@ -1,5 +1,3 @@
-import { CohortBounds, DEFAULT_COHORT_BOUNDS } from '../engine/cohort';
-
 /** What a caller may ask of one acquisition. Every field is optional; defaults come from the client. */
 export interface LockOptions {
   /** How long to wait for a busy lock, in ms. `0` makes one attempt. Default: client `defaults.waitMs` (10 000). */
@@ -155,6 +153,28 @@ export interface ResolvedEngineOptions {
   inspection: boolean;
   maxWaitersPerKey: number;
 }
+
+/** Bounds of a per-process cohort (see Cohort), resolved. */
+export interface CohortBounds {
+  /** Local hand-offs after one Redis grant before the lock is released for real. */
+  readonly passes: number;
+  /** Time from the Redis grant after which no more local hand-offs are made (ms). */
+  readonly budgetMs: number;
+  /**
+   * A cohort that ends at its bound while other processes wait keeps the released lock from this
+   * process' owners for up to this long (ms), so those waiters go first.
+   */
+  readonly yieldMs: number;
+  /**
+   * Fair cohorts: the fair lock queues one entry per process in Redis and hands over locally too
+   * (order across processes by the arrival of each process' entry). Off by default: the fair lock
+   * then keeps one entry per waiter (exact order per waiter).
+   */
+  readonly fair?: boolean;
+}
+
+/** Default cohort bounds: at most 32 local hand-offs within 50 ms, then up to 100 ms reserved for another process. */
+export const DEFAULT_COHORT_BOUNDS: CohortBounds = { passes: 32, budgetMs: 50, yieldMs: 100, fair: false };
 
 /** Longest user key accepted, in UTF-8 bytes. */
 export const MAX_KEY_BYTES = 512;

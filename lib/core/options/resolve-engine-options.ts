@@ -1,4 +1,4 @@
-import { CohortBounds, DEFAULT_COHORT_BOUNDS } from '../engine/cohort';
+import { CohortBounds, DEFAULT_COHORT_BOUNDS } from './lock-options';
 import {
   ENGINE_OPTION_NAMES,
   LockEngineOptions,
@@ -6,9 +6,10 @@ import {
   DEFAULT_ENGINE_OPTIONS,
   ReplicaAckOptions,
 } from './lock-options';
-import { leaseDriftMs } from '../engine/lock-grant';
+import { leaseDriftMs } from '../time/lease-drift';
 import { snapshotOptions } from './validation';
-import { assertDuration, describe } from './validation';
+import { assertDuration } from './validation';
+import { describe } from '../errors/message-text';
 
 // Every check runs before any Redis command, so bad input never costs a round trip or leaves state.
 

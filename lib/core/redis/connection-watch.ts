@@ -1,4 +1,4 @@
-import type { ConnectionState } from '../engine/lock-events';
+import type { ConnectionState } from '../events/lock-event-map';
 import type { RedisDoor } from './redis-door';
 
 /**

@@ -1,4 +1,4 @@
-import { describe } from '../options/validation';
+import { describe } from '../errors/message-text';
 import { openIoredis, type RedisOptions } from './adapters/ioredis-door';
 import { doorForClient, isRedisClient, type RedisClient } from './redis-client';
 import type { RedisDoor } from './redis-door';

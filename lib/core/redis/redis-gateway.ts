@@ -1,7 +1,7 @@
 import { LockPermissionError, LockRedisError } from '../errors';
-import { deadlines, type Deadline } from '../engine/deadlines';
-import { printable, quoteKey } from '../options/validation';
-import { isFailoverError } from '../topology/failover-retry';
+import { deadlines, type Deadline } from '../time/deadlines';
+import { printable, quoteKey } from '../errors/message-text';
+import { isFailoverError } from './failover-retry';
 import { doorForClient, isRedisClient, type RedisClient } from './redis-client';
 import type { RedisDoor } from './redis-door';
 import { LuaScript, ScriptArg } from './script-library';

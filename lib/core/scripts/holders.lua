@@ -99,3 +99,26 @@ local function extend_to(zset, owner, deadline)
   local score = tonumber(redis.call('ZSCORE', zset, owner) or '0')
   if score < deadline then redis.call('ZADD', zset, fmt(deadline), owner) end
 end
+
+-- The start and end of every per-hold release (read-write-release.lua, semaphore-release.lua), whose
+-- KEYS are (lock hash, aux zset) and ARGV (owner, hold id, wake-up channel, 'PUBLISH' or 'SPUBLISH').
+-- release_start: nil when foreign data sits at the lock; else now, whether pruning expired holders
+-- freed anyone, the owner's open holds without this hold (false: it held no such hold) and the mode of
+-- the hold removed.
+local function release_start()
+  local hash, zset = KEYS[1], KEYS[2]
+  if foreign(hash, zset) then return nil end
+  local now = now_ms()
+  local wake = prune(hash, zset, now) > 0
+  local list = redis.call('HGET', hash, 'o:' .. ARGV[1])
+  local rest, mode = false, nil
+  if list then rest, mode = holds_remove(list, ARGV[2]) end
+  return now, wake, rest, mode
+end
+
+-- release_end: the lease follows the holders left, waiters hear it when `wake`, `result` is the reply.
+local function release_end(now, wake, result)
+  sync_ttl(KEYS[1], KEYS[2], now)
+  if wake then redis.call(ARGV[4], ARGV[3], 'released') end
+  return result
+end

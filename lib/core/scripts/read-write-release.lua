@@ -6,15 +6,10 @@
 -- Returns 1 this owner's last hold released, 2 this hold released but the owner holds others,
 --         0 not held (lease ran out, or this hold already released: a retried release changes nothing).
 --!include holders.lua
-local hash, zset = KEYS[1], KEYS[2]
-local owner, hold = ARGV[1], ARGV[2]
-if foreign(hash, zset) then return 0 end
-local now = now_ms()
-local wake = prune(hash, zset, now) > 0
+local now, wake, rest, mode = release_start()
+if now == nil then return 0 end
+local hash, zset, owner = KEYS[1], KEYS[2], ARGV[1]
 local result = 0
-local list = redis.call('HGET', hash, 'o:' .. owner)
-local rest, mode = false, nil
-if list then rest, mode = holds_remove(list, hold) end
 if rest then
   if mode == 'w' and not string.find(' ' .. rest, ' w:', 1, true) then
     redis.call('HDEL', hash, 'writer')
@@ -30,6 +25,4 @@ if rest then
     result = 2
   end
 end
-sync_ttl(hash, zset, now)
-if wake then redis.call(ARGV[4], ARGV[3], 'released') end
-return result
+return release_end(now, wake, result)

@@ -4,15 +4,10 @@
 -- Returns 1 permit returned, 2 this hold released but nested holds remain, 0 not held (lease ran
 -- out, or this hold already released: a retried release changes nothing).
 --!include holders.lua
-local hash, zset = KEYS[1], KEYS[2]
-local owner, hold = ARGV[1], ARGV[2]
-if foreign(hash, zset) then return 0 end
-local now = now_ms()
-local wake = prune(hash, zset, now) > 0
+local now, wake, rest = release_start()
+if now == nil then return 0 end
+local hash, zset, owner = KEYS[1], KEYS[2], ARGV[1]
 local result = 0
-local list = redis.call('HGET', hash, 'o:' .. owner)
-local rest = false
-if list then rest = holds_remove(list, hold) end
 if rest == '' then
   redis.call('HDEL', hash, 'o:' .. owner)
   drop_weight(hash, owner)
@@ -23,6 +18,4 @@ elseif rest then
   redis.call('HSET', hash, 'o:' .. owner, rest)
   result = 2
 end
-sync_ttl(hash, zset, now)
-if wake then redis.call(ARGV[4], ARGV[3], 'released') end
-return result
+return release_end(now, wake, result)

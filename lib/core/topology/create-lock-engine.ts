@@ -1,9 +1,5 @@
 import { LockEngine } from '../engine/lock-engine';
-import {
-  CreateLockEngineOptions,
-  resolveLockConfig,
-  ResolvedLockConfig,
-} from '../options/resolve-lock-config';
+import { CreateLockEngineOptions, resolveLockConfig, ResolvedLockConfig } from './resolve-lock-config';
 import { openDoor } from '../redis/redis-connection';
 import { RedisBackend } from './redis-backend';
 import { RedlockBackend } from './redlock/redlock-backend';

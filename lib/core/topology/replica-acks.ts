@@ -1,7 +1,7 @@
 import { LockRedisError, LockReplicationError } from '../errors';
+import type { LockKinds } from '../kinds/kind-registry';
+import type { LockKindTag } from '../kinds/key-space';
 import type {
-  LockKinds,
-  LockKindTag,
   AttemptRequest,
   AttemptResult,
   HoldRef,
@@ -11,7 +11,7 @@ import type {
   RenewResult,
 } from '../kinds/lock-kind';
 import type { LockOptions, ResolvedEngineOptions } from '../options/lock-options';
-import { quoteKey } from '../options/validation';
+import { quoteKey } from '../errors/message-text';
 import { type RedisGateway, toLockRedisError } from '../redis/redis-gateway';
 
 type ReplicaAcks = NonNullable<ResolvedEngineOptions['replicas']>;

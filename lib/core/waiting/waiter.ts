@@ -1,11 +1,15 @@
-import type { AcquisitionContext, AcquisitionRequest } from '../engine/lock-request';
-import { monotonicMs } from '../engine/deadlines';
-import type { LockGrant, GrantHandle } from '../engine/lock-grant';
 import { LockNotAcquiredError, LockServiceClosedError } from '../errors';
+import type { GrantHandle } from '../grant/grant-handle';
+import type { LockGrant } from '../grant/lock-grant';
+import type { LockKeyNames } from '../kinds/key-space';
+import type { LockKind } from '../kinds/lock-kind';
 import type { LockOptions } from '../options/lock-options';
+import { monotonicMs } from '../time/deadlines';
+import { withDeadline } from '../time/with-deadline';
 import { linkSignals } from './abort';
+import type { AcquisitionContext } from './acquisition-context';
+import type { QueuedWaiter, Ticket } from './local-wait-queues';
 import type { Wakeups } from './wakeup-hub';
-import { withDeadline } from './with-deadline';
 
 /** Why a wait ended without the lock. */
 export type Failure = 'timeout' | 'aborted' | 'closed' | 'error';
@@ -24,6 +28,17 @@ export interface WaitCall {
   readonly owner: string;
 }
 
+/** The single-key request a waiter takes hand-offs for (an Acquisition's request). */
+export interface HandoffRequest {
+  readonly key: string;
+  readonly names: LockKeyNames;
+  readonly kind: LockKind;
+  readonly options: LockOptions;
+  readonly leaseMs: number;
+  /** True when the watchdog renews the lease (no fixed `leaseMs`). */
+  readonly watchdog: boolean;
+}
+
 /**
  * One caller waiting for a lock: its deadline, its place in the local queue (the ticket), the
  * wake-ups of the lock's channel, the exponential backoff (1 → 128 ms by default), the signal that
@@ -31,7 +46,7 @@ export interface WaitCall {
  * on without Redis: cohorts), and how the wait is reported when it ends. Single-key and multi-key
  * calls wait the same way; only single-key waiters queue locally and take hand-offs.
  */
-export class Waiter {
+export class Waiter implements QueuedWaiter {
   attempts = 0;
   /** The busy holder's remaining lease from the latest attempt (ms); -1 when unknown. */
   retryAfterMs = -1;
@@ -49,7 +64,7 @@ export class Waiter {
   /** Set once the call has settled: later hand-offs are refused. */
   private settled = false;
   private reportedLocal = false;
-  private readonly req?: AcquisitionRequest;
+  private readonly req?: HandoffRequest;
   private readonly ticket?: Ticket;
 
   constructor(
@@ -58,7 +73,7 @@ export class Waiter {
     /** Monotonic time the call began. */
     readonly started: number,
     /** The single-key request this waiter waits for and its place in the local queue, when it takes hand-offs (cohort kinds). */
-    handoff?: { readonly req: AcquisitionRequest; readonly ticket: Ticket },
+    handoff?: { readonly req: HandoffRequest; readonly ticket: Ticket },
   ) {
     this.req = handoff?.req;
     this.ticket = handoff?.ticket;
@@ -291,173 +306,5 @@ export class Waiter {
     }
     this.reportFailure(key, 'aborted');
     throw signal!.reason;
-  }
-}
-
-/**
- * Local FIFO of the waiters of one process on one lock. For exclusive kinds only the head waiter
- * talks to Redis, so a release wakes one attempt per process instead of a thundering herd; shared
- * kinds (readers, semaphore permits) let every waiter attempt. Each queue is a doubly linked list
- * of tickets: joining and leaving cost O(1) whatever the number of waiters (a flood of 100,000
- * waiters on one key must not cost quadratic time), and `maxWaitersPerKey` bounds its length.
- */
-export class LocalWaitQueues {
-  private readonly queues = new Map<string, KeyQueue>();
-
-  constructor(
-    /** Waiters one process may queue on one lock; callers beyond it are refused at once. */
-    readonly maxWaitersPerKey = Infinity,
-  ) {}
-
-  /** True when `lockName` already has `maxWaitersPerKey` local waiters: a new caller is refused. */
-  isFull(lockName: string): boolean {
-    return (this.queues.get(lockName)?.length ?? 0) >= this.maxWaitersPerKey;
-  }
-
-  /** Joins the queue of `lockName`. Always call `ticket.leave()` in a finally. */
-  enter(lockName: string, exclusive: boolean): Ticket {
-    let queue = this.queues.get(lockName);
-    if (!queue) {
-      queue = new KeyQueue();
-      this.queues.set(lockName, queue);
-    }
-    const ticket = new Ticket(exclusive, this, lockName);
-    queue.push(ticket);
-    if (queue.length === 1 || !exclusive) ticket.promote(true);
-    return ticket;
-  }
-
-  /** The head waiter of `lockName`, if any. */
-  head(lockName: string): Ticket | undefined {
-    return this.queues.get(lockName)?.first;
-  }
-
-  /** How many waiters of this process queue on `lockName` (the head included). */
-  waitersOf(lockName: string): number {
-    return this.queues.get(lockName)?.length ?? 0;
-  }
-
-  /** This process stopped holding `lockName` (released for real or lost): the head may attempt now. */
-  notifyFree(lockName: string): void {
-    this.head(lockName)?.waiter?.wake();
-  }
-
-  /** Number of locks with local waiters (for metrics and leak tests). */
-  get size(): number {
-    return this.queues.size;
-  }
-
-  /** Local waiters per lock name (reported by the inspection registry). */
-  *waiting(): IterableIterator<[lockName: string, count: number]> {
-    for (const [lockName, queue] of this.queues) yield [lockName, queue.length];
-  }
-
-  /** @internal Takes `ticket` out of its queue (Ticket.leave). */
-  remove(lockName: string, ticket: Ticket, acquired: boolean): void {
-    const queue = this.queues.get(lockName);
-    if (!queue) return;
-    const wasHead = queue.first === ticket;
-    if (!queue.unlink(ticket)) return;
-    if (queue.length === 0) {
-      this.queues.delete(lockName);
-      return;
-    }
-    // The new head attempts at once unless its predecessor just won the lock (then it waits for the wake-up).
-    const head = queue.first!;
-    if (wasHead && head.exclusive) head.promote(!acquired);
-  }
-}
-
-/** One lock's queue: a doubly linked list through the tickets themselves (no per-node objects). */
-class KeyQueue {
-  first?: Ticket;
-  last?: Ticket;
-  length = 0;
-
-  push(ticket: Ticket): void {
-    ticket.queued = true;
-    ticket.prev = this.last;
-    if (this.last) this.last.next = ticket;
-    else this.first = ticket;
-    this.last = ticket;
-    this.length++;
-  }
-
-  /** Removes `ticket`; false when it was not queued (left already). */
-  unlink(ticket: Ticket): boolean {
-    if (!ticket.queued) return false;
-    ticket.queued = false;
-    if (ticket.prev) ticket.prev.next = ticket.next;
-    else this.first = ticket.next;
-    if (ticket.next) ticket.next.prev = ticket.prev;
-    else this.last = ticket.prev;
-    ticket.prev = ticket.next = undefined;
-    this.length--;
-    return true;
-  }
-}
-
-/** A waiter's place in its local queue. */
-export class Ticket {
-  private head = false;
-  private attemptNow = false;
-  private onTurn?: () => void;
-  /** The waiter holding this place, when it takes hand-offs from a local holder (cohort kinds). */
-  waiter?: Waiter;
-  /** @internal Links of the queue's list. */
-  prev?: Ticket;
-  /** @internal */
-  next?: Ticket;
-  /** @internal True while in its queue. */
-  queued = false;
-
-  constructor(
-    readonly exclusive: boolean,
-    private readonly queues: LocalWaitQueues,
-    private readonly lockName: string,
-  ) {}
-
-  /** True while this ticket may attempt. */
-  get isHead(): boolean {
-    return this.head;
-  }
-
-  /** Whether the head should attempt right away (false: its predecessor holds the lock now). */
-  takeAttemptNow(): boolean {
-    const now = this.attemptNow;
-    this.attemptNow = false;
-    return now;
-  }
-
-  /** Resolves true when this ticket reaches the head, false after `ms` or on abort. */
-  turn(ms: number, signal?: AbortSignal): Promise<boolean> {
-    if (this.head) return Promise.resolve(true);
-    if (signal?.aborted) return Promise.resolve(false);
-    return new Promise<boolean>((resolve) => {
-      const finish = (reached: boolean) => {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-        this.onTurn = undefined;
-        resolve(reached);
-      };
-      const onAbort = () => finish(false);
-      const timer = setTimeout(() => finish(false), ms);
-      signal?.addEventListener('abort', onAbort, { once: true });
-      this.onTurn = () => finish(true);
-    });
-  }
-
-  /** Leaves the queue; `acquired` tells the next head whether the lock was just taken. */
-  leave(acquired: boolean): void {
-    this.onTurn = undefined;
-    this.waiter = undefined;
-    this.queues.remove(this.lockName, this, acquired);
-  }
-
-  /** @internal Makes this ticket the head. */
-  promote(attemptNow: boolean): void {
-    this.head = true;
-    this.attemptNow = attemptNow;
-    this.onTurn?.();
   }
 }

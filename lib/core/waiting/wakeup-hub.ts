@@ -3,7 +3,17 @@ import { IoredisSubscriber, type IoredisClient } from '../redis/adapters/ioredis
 import { answers, askNodes } from '../redis/node-fanout';
 import type { RedisClient } from '../redis/redis-client';
 import type { WakeupSubscriber } from '../redis/redis-door';
-import { withDeadline } from './with-deadline';
+import { withDeadline } from '../time/with-deadline';
+
+/** Where waiters hear that a lock was released (pub/sub on Redis, an in-process bus in tests). */
+export interface WakeupChannels {
+  /** Joins `channel`; resolves once the subscription is confirmed (or given up on: then waiters poll). */
+  join(channel: string): Promise<Wakeups>;
+  /** Channels with at least one local waiter (for stats and leak tests). */
+  readonly channelCount: number;
+  /** Drops every subscription and closes what it opened. */
+  close(): Promise<void>;
+}
 
 /**
  * A door's subscriber, or an object shaped like an ioredis connection typed as a client (the testing

@@ -1,3 +1,5 @@
+// Past the core's public surface: a decorator's options are checked and prepared once, when the class is
+// defined (prepareLockOptions, assertMultiKeyOptions, the option names and message wording of the core).
 import { Inject, Optional, UseInterceptors } from '@nestjs/common';
 import type { Observable } from 'rxjs';
 import {
@@ -5,9 +7,9 @@ import {
   assertMultiKeyOptions,
   describe,
   LOCK_OPTION_NAMES,
-  LockError,
   prepareLockOptions,
-} from '../../core';
+} from '../../core/internal';
+import { LockError } from '../../core';
 import { DISTRIBUTED_LOCK_METADATA } from '../distributed-lock.constants';
 import {
   methodName,

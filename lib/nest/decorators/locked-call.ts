@@ -1,12 +1,8 @@
+// Past the core's public surface: prepared options skip validation on every call, and withLockSignal
+// adds the unsubscribe signal without validating them again.
 import { isObservable, lastValueFrom, Observable } from 'rxjs';
-import {
-  LockNotAcquiredError,
-  prepareLockOptions,
-  type LockHandle,
-  type LockOptions,
-  type MultiLockHandle,
-  withLockSignal,
-} from '../../core';
+import { LockNotAcquiredError, type LockHandle, type LockOptions, type MultiLockHandle } from '../../core';
+import { prepareLockOptions, withLockSignal } from '../../core/internal';
 import type { LockKeyBuilder } from '../lock-key-template';
 import type { LockServiceApi } from '../lock-service-binding';
 import { defaultScheduledHoldMs } from './scheduled-hold';

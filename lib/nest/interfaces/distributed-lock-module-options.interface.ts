@@ -1,9 +1,7 @@
-import type {
-  LockEngineOptions,
-  LockNotAcquiredError,
-  RedisConnectionOption,
-  RedlockOption,
-} from '../../core';
+// Past the core's public surface: the module's `redis` and `redlock` options are the core's own
+// connection option types.
+import type { LockEngineOptions, LockNotAcquiredError } from '../../core';
+import type { RedisConnectionOption, RedlockOption } from '../../core/internal';
 import type { LockTelemetryOptions } from '../../observability/lock-telemetry';
 
 /**

@@ -1,4 +1,6 @@
-import { ifPeerMissing, OptionalPeerMissingError } from '../../core';
+// Past the core's public surface: optional peers are loaded the core's one way (errors/optional-peer.ts),
+// a literal require that resolves from where this package is installed.
+import { ifPeerMissing, OptionalPeerMissingError } from '../../core/internal';
 import type { LockErrorAnswer } from './lock-error-answer';
 
 // Each transport's own error class, loaded from its optional peer the first time a lock error is

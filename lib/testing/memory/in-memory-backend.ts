@@ -1,5 +1,5 @@
 import { FairLock } from '../../core/kinds/fair-lock';
-import { KindRegistry } from '../../core/kinds/lock-kind';
+import { KindRegistry } from '../../core/kinds/kind-registry';
 import { ReadWriteLock } from '../../core/kinds/read-write-lock';
 import { ReentrantMutex } from '../../core/kinds/reentrant-mutex';
 import { Semaphore } from '../../core/kinds/semaphore';

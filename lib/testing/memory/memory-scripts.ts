@@ -1,5 +1,5 @@
 import { LockRedisError } from '../../core/errors';
-import { quoteKey } from '../../core/options/validation';
+import { quoteKey } from '../../core/errors/message-text';
 import { ScriptCall, ScriptRunner, toLockRedisError } from '../../core/redis/redis-gateway';
 import type { LuaScript, ScriptArg } from '../../core/redis/script-library';
 import type { MemoryStore } from './memory-store';

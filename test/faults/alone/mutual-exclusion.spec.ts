@@ -6,7 +6,7 @@
  */
 import { commandCounts, uniqueKey, useLockEnv } from '../../support/lock-env';
 import { spawnWorker, workerPath, WorkerProcess } from '../../support/spawn-worker';
-import { DEFAULT_COHORT_BOUNDS } from '../../../lib/core/engine/cohort';
+import { DEFAULT_COHORT_BOUNDS } from '../../../lib/core/options/lock-options';
 
 const WORKER = workerPath('counter-worker.ts');
 const PROCESSES = 4;

@@ -5,7 +5,7 @@
  * the holder's timer to fire on time: it runs in band (moved from test/core/extend-and-reentry.spec.ts
  * after a loaded parallel run fired the timer late).
  */
-import { KeySpace } from '../../../lib/core/kinds/lock-kind';
+import { KeySpace } from '../../../lib/core/kinds/key-space';
 import type { LockEngine } from '../../../lib/core/engine/lock-engine';
 import { uniqueKey, useLockEnv, whenAborted } from '../../support/lock-env';
 import { engineOnConnectedClient } from '../../support/refusal';

@@ -1,6 +1,6 @@
 import { LockUpgradeError } from '../../../lib/core/errors';
 import type { LockEngine } from '../../../lib/core/engine/lock-engine';
-import type { LockHandle } from '../../../lib/core/engine/lock-grant';
+import type { LockHandle } from '../../../lib/core/grant/grant-handle';
 import { nextEvent } from '../../support/lock-env';
 import type { BehaviourEnv } from './behaviour-env';
 import { freshKey } from './behaviour-env';

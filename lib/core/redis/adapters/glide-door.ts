@@ -1,6 +1,6 @@
 import type { LockRedisError } from '../../errors';
-import { withDeadline } from '../../waiting/with-deadline';
-import { clientPackageMissing, ifPeerMissing } from '../../optional-peer';
+import { withDeadline } from '../../time/with-deadline';
+import { clientPackageMissing, ifPeerMissing } from '../../errors/optional-peer';
 import type { RedisArgs, RedisDoor, ScriptSend, WakeupSubscriber } from '../redis-door';
 import type { LuaScript, ScriptArg } from '../script-library';
 import { toResp2Shape } from './resp3-replies';

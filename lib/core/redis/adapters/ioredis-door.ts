@@ -2,9 +2,9 @@ import calculateSlot from 'cluster-key-slot';
 // Types only: ioredis itself is loaded on first use (openIoredis), so the package loads without it.
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import { LockRedisError } from '../../errors';
-import { printable } from '../../options/validation';
-import { withDeadline } from '../../waiting/with-deadline';
-import { clientPackageMissing, ifPeerMissing } from '../../optional-peer';
+import { printable } from '../../errors/message-text';
+import { withDeadline } from '../../time/with-deadline';
+import { clientPackageMissing, ifPeerMissing } from '../../errors/optional-peer';
 import type { ClientFamily, RedisArgs, RedisDoor, ScriptSend, WakeupSubscriber } from '../redis-door';
 import type { LuaScript, ScriptArg } from '../script-library';
 import { ValkeyShardedSubscriber } from './valkey-sharded-subscriber';

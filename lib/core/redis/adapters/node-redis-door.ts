@@ -1,7 +1,7 @@
 import calculateSlot from 'cluster-key-slot';
-import { monotonicMs } from '../../engine/deadlines';
-import { printable } from '../../options/validation';
-import { withDeadline } from '../../waiting/with-deadline';
+import { monotonicMs } from '../../time/deadlines';
+import { printable } from '../../errors/message-text';
+import { withDeadline } from '../../time/with-deadline';
 import { LockRedisError } from '../../errors';
 import { ClientListeners, type EventSource } from '../client-listeners';
 import type { RedisArgs, RedisDoor, ScriptSend, WakeupSubscriber } from '../redis-door';

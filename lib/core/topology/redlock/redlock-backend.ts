@@ -1,11 +1,11 @@
-import { KindRegistry } from '../../kinds/lock-kind';
+import { KindRegistry } from '../../kinds/kind-registry';
 import { ReentrantMutex } from '../../kinds/reentrant-mutex';
 import { TokenLock } from '../../kinds/token-lock';
 import type { LockBackend } from '../../engine/lock-backend';
 import { LockRedisError } from '../../errors';
 import { answers, askNodes, firstError } from '../../redis/node-fanout';
 import { watchConnection } from '../../redis/connection-watch';
-import type { ConnectionState } from '../../engine/lock-events';
+import type { ConnectionState } from '../../events/lock-event-map';
 import type { ResolvedEngineOptions } from '../../options/lock-options';
 import { openDoor } from '../../redis/redis-connection';
 import type { RedisDoor } from '../../redis/redis-door';

@@ -1,7 +1,7 @@
-import { quoteKey } from '../../options/validation';
+import { quoteKey } from '../../errors/message-text';
 import { LockRedisError, LockWrongTypeError } from '../../errors';
-import { monotonicMs } from '../../engine/deadlines';
-import type { LockKindTag } from '../../kinds/lock-kind';
+import { monotonicMs } from '../../time/deadlines';
+import type { LockKindTag } from '../../kinds/key-space';
 import type {
   AttemptRequest,
   AttemptResult,
@@ -15,7 +15,7 @@ import type { RedisGateway } from '../../redis/redis-gateway';
 import { defineScript } from '../../redis/script-library';
 import { askNodes, Ballot, countVotes, failedVotes, firstError } from '../../redis/node-fanout';
 import { quorumOf } from './redlock-options';
-import { leaseDriftMs } from '../../engine/lock-grant';
+import { leaseDriftMs } from '../../time/lease-drift';
 
 const FENCE_FLOOR = defineScript<[token: string, fenceTtlMs: number], number>('fence-floor');
 

@@ -1,6 +1,7 @@
 import { isRedisClient } from '../../redis/redis-client';
 import { assertConnectionOption, type RedisConnectionOption } from '../../redis/redis-connection';
-import { assertDuration, assertKnownNames, describe } from '../../options/validation';
+import { assertDuration, assertKnownNames } from '../../options/validation';
+import { describe } from '../../errors/message-text';
 
 /**
  * The `redlock` option: independent Redis masters (URLs, ioredis options or clients), as a plain

@@ -94,3 +94,44 @@ export function extendTo(redis: MemoryStore, zset: string, owner: string, deadli
   const score = redis.zscore(zset, owner) ?? 0;
   if (score < deadline) redis.zadd(zset, deadline, owner);
 }
+
+/** The start of a per-hold release (release_start): what the release then works on. */
+export interface HoldRelease {
+  readonly now: number;
+  /** Pruning expired holders freed someone: waiters are told. */
+  wake: boolean;
+  /** The owner's open holds without this one; false when it held no such hold. */
+  readonly rest: string | false;
+  /** The mode of the hold removed. */
+  readonly mode?: string;
+}
+
+/**
+ * release_start(): the start of every per-hold release (KEYS lock hash, aux zset; ARGV owner, hold id,
+ * channel, publish command); undefined when foreign data sits at the lock.
+ */
+export function releaseStart(
+  redis: MemoryStore,
+  KEYS: readonly string[],
+  ARGV: readonly string[],
+): HoldRelease | undefined {
+  const [hash, zset] = [KEYS[1]!, KEYS[2]!];
+  if (foreign(redis, hash, zset)) return undefined;
+  const now = nowMs(redis);
+  const wake = prune(redis, hash, zset, now) > 0;
+  const list = redis.hget(hash, 'o:' + ARGV[1]!);
+  const removed = list !== null ? holdsRemove(list, ARGV[2]!) : false;
+  return { now, wake, rest: removed && removed[0], mode: removed ? removed[1] : undefined };
+}
+
+/** release_end(): the lease follows the holders left, waiters hear it when `wake`; returns `result`. */
+export function releaseEnd(
+  redis: MemoryStore,
+  KEYS: readonly string[],
+  ARGV: readonly string[],
+  end: { readonly release: HoldRelease; readonly result: number },
+): number {
+  syncTtl(redis, KEYS[1]!, KEYS[2]!, end.release.now);
+  if (end.release.wake) redis.publish(ARGV[3]!, 'released');
+  return end.result;
+}

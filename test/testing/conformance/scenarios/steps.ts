@@ -7,8 +7,8 @@
  * cannot silently stop testing what its name says. To cover a new script or reply code, add a
  * scenario to its kind's file (../script-replies.ts lists the codes).
  */
-import type { LockKinds } from '../../../../lib/core/kinds/lock-kind';
-import type { LockKindTag } from '../../../../lib/core/kinds/lock-kind';
+import type { LockKinds } from '../../../../lib/core/kinds/kind-registry';
+import type { LockKindTag } from '../../../../lib/core/kinds/key-space';
 import type { ScriptArg } from '../../../../lib/core/redis/script-library';
 import { CONFORMANCE_SETTINGS, Fixture } from '../conformance-sides';
 import { TOLERANCE_MS } from '../normalise';

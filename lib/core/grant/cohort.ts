@@ -1,27 +1,20 @@
-import type { Waiter } from '../waiting/waiter';
-import { GrantHandle, LockGrant } from './lock-grant';
+import type { CohortBounds, LockOptions } from '../options/lock-options';
 
-/** Bounds of a per-process cohort (see Cohort), resolved. */
-export interface CohortBounds {
-  /** Local hand-offs after one Redis grant before the lock is released for real. */
-  readonly passes: number;
-  /** Time from the Redis grant after which no more local hand-offs are made (ms). */
-  readonly budgetMs: number;
-  /**
-   * A cohort that ends at its bound while other processes wait keeps the released lock from this
-   * process' owners for up to this long (ms), so those waiters go first.
-   */
-  readonly yieldMs: number;
-  /**
-   * Fair cohorts: the fair lock queues one entry per process in Redis and hands over locally too
-   * (order across processes by the arrival of each process' entry). Off by default: the fair lock
-   * then keeps one entry per waiter (exact order per waiter).
-   */
-  readonly fair?: boolean;
+/** A grant of a cohort, as the hand-off reads it (a LockGrant). */
+export interface CohortGrant {
+  readonly options: LockOptions;
+  /** Monotonic time at which its lease runs out unless renewed. */
+  readonly expiresAt: number;
+  readonly leaseMs: number;
+  readonly watchdog: boolean;
 }
 
-/** Default cohort bounds: at most 32 local hand-offs within 50 ms, then up to 100 ms reserved for another process. */
-export const DEFAULT_COHORT_BOUNDS: CohortBounds = { passes: 32, budgetMs: 50, yieldMs: 100, fair: false };
+/** A hand-off the bounds allow: the successor's token and lease, counted from `requestedAt`. */
+export interface CohortTurn {
+  readonly fencingToken: number;
+  readonly leaseMs: number;
+  readonly requestedAt: number;
+}
 
 /** Fencing tokens a fresh grant of a cohort kind reserves: its own, plus one per allowed hand-off (1 without cohorts). */
 export function cohortTokenBlock(bounds: CohortBounds | false): number {
@@ -79,12 +72,18 @@ export class Cohort {
   }
 
   /**
-   * The last hold of `grant` (a grant of this cohort) is being released at `now`: hands the lock to
-   * `next`, this process' head waiter, without a Redis round trip when the bounds allow it and the
-   * lease is safely alive. Returns the successor's handle (the caller ends `grant` and gives the
-   * handle to `next`), or undefined when the caller must release in Redis.
+   * The last hold of `grant` (a grant of this cohort) is being released at `now`: whether `next`,
+   * this process' head waiter, may take the lock without a Redis round trip. The successor's turn when
+   * the bounds allow it and the lease is safely alive; 'yield' when the cohort ends here (the release
+   * then keeps the lock for another process for `yieldMs`); undefined when the caller must simply
+   * release in Redis.
    */
-  handOff(grant: LockGrant, next: Waiter, now: number, bounds: CohortBounds): GrantHandle | undefined {
+  handOff<G extends CohortGrant>(
+    grant: G,
+    next: { accepts(grant: G): boolean; readonly handoffRequest: { readonly leaseMs: number } },
+    now: number,
+    bounds: CohortBounds,
+  ): CohortTurn | 'yield' | undefined {
     if (grant.options.minHoldMs !== undefined || grant.options.maxHoldMs !== undefined) return undefined;
     // Never pass a lease that may be dead (a paused process): a watchdog lease must have a third
     // left; a fixed one must still be alive (and the Redis lease must cover the successor's, below).
@@ -103,29 +102,14 @@ export class Cohort {
       this.passes < bounds.passes &&
       this.nextToken <= this.lastToken &&
       now - this.startedAt < bounds.budgetMs;
-    if (!covered || !canPass) {
-      grant.yieldOnEnd = bounds.yieldMs;
-      return undefined;
-    }
+    if (!covered || !canPass) return 'yield';
     this.passes++;
-    // The next holder: the same Redis lock (owner), a new grant with its own token, signal and async
-    // context. A watchdog successor keeps the lease end; a fixed-lease one gets its own `leaseMs`
-    // from `now` (covered, above).
-    const successor = new LockGrant(grant.held, {
-      kind: grant.kind,
-      key: grant.key,
-      names: grant.names,
-      owner: grant.owner,
+    // A watchdog successor keeps the lease end; a fixed-lease one gets its own `leaseMs` from `now`
+    // (covered, above).
+    return {
       fencingToken: this.nextToken++,
-      options: wanted.options,
       leaseMs: grant.watchdog ? grant.leaseMs : wanted.leaseMs,
-      watchdog: grant.watchdog,
       requestedAt: grant.watchdog ? grant.expiresAt - grant.leaseMs : now,
-      grantedAt: now,
-      // The Redis grant this holder rides on is the one the replicas acknowledged.
-      replicaAcks: grant.replicaAcks,
-      cohort: this,
-    });
-    return new GrantHandle(successor, this.holdId);
+    };
   }
 }

@@ -1,15 +1,8 @@
-import { type LockKindTag, KINDS } from '../kinds/lock-kind';
-
 /**
  * The kind of a lock as inspection names it: `mutex` (reentrant, the default), `token` (`reentrant:
  * false`), `read-write` (`mode`), `fair` (`fair: true`) or `semaphore` (`limit`).
  */
 export type LockKind = 'mutex' | 'token' | 'read-write' | 'fair' | 'semaphore';
-
-/** Every LockKind, in the order inspect() looks at them (the order of KINDS). */
-export const LOCK_KINDS: readonly LockKind[] = [
-  ...new Set(Object.values(KINDS).map((row) => row.inspection)),
-];
 
 /** The process (engine) behind a holder or a waiter. */
 export interface LockOwner {
@@ -105,11 +98,6 @@ export interface ForceReleaseLogOptions {
   /** At most this many (1 to 1000). Default 50. */
   limit?: number;
 }
-
-/** The Redis key tag of each kind (`mutex` and `token` share `m`: they exclude each other), from KINDS. */
-export const KIND_TAGS: Readonly<Record<LockKind, LockKindTag>> = Object.fromEntries(
-  Object.values(KINDS).map((row) => [row.inspection, row.tag]),
-) as Record<LockKind, LockKindTag>;
 
 /** The label of an owner in `waiters.byOwner` and in logs. */
 export function ownerLabel(owner: LockOwner): string {

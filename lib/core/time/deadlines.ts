@@ -12,6 +12,8 @@ export interface Deadline {
   at: number;
   /** @internal Position in the heap; -1 when not scheduled. */
   slot: number;
+  /** True when the process must stay alive until it is due or removed (a bounded wait; see withDeadline). */
+  readonly keepsAlive?: boolean;
   expire(): void;
 }
 
@@ -22,13 +24,16 @@ export interface Deadline {
  * locks are held or commands in flight. Most deadlines are removed long before they are due (a
  * command answered in well under a millisecond, a lease released early): that costs no timer call.
  * The timer is unref'd: a command in flight keeps the process alive through its socket, a held lock
- * alone does not.
+ * alone does not. Only while a deadline that `keepsAlive` is scheduled (a bounded wait such as a drain)
+ * does it hold the process open, as the timer of its own that such a wait used to start did.
  */
 export class Deadlines {
   private readonly heap: Deadline[] = [];
   private timer?: NodeJS.Timeout;
   /** When the armed timer fires; Infinity when none is armed. */
   private timerAt = Infinity;
+  /** Scheduled deadlines that keep the process alive: the timer is ref'd while there are any. */
+  private keepingAlive = 0;
 
   /** Schedules `d` at `d.at` (or moves it there when already scheduled). */
   schedule(d: Deadline): void {
@@ -39,6 +44,7 @@ export class Deadlines {
       d.slot = this.heap.length;
       this.heap.push(d);
       this.siftUp(d.slot);
+      if (d.keepsAlive && this.keepingAlive++ === 0) this.timer?.ref();
     }
     if (d.at < this.timerAt) this.arm(d.at);
   }
@@ -48,6 +54,7 @@ export class Deadlines {
     const i = d.slot;
     if (i < 0) return;
     d.slot = -1;
+    if (d.keepsAlive && --this.keepingAlive === 0) this.timer?.unref();
     const last = this.heap.pop()!;
     if (last !== d) {
       this.heap[i] = last;
@@ -68,7 +75,7 @@ export class Deadlines {
     clearTimeout(this.timer);
     this.timerAt = at;
     this.timer = setTimeout(() => this.fire(), Math.max(0, at - performance.now()));
-    this.timer.unref();
+    if (this.keepingAlive === 0) this.timer.unref();
   }
 
   private fire(): void {

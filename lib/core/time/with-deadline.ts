@@ -1,8 +1,11 @@
+import { deadlines, type Deadline, monotonicMs } from './deadlines';
+
 /**
  * Settles with `work`, or when `ms` pass first: rejects with `onTimeout()` (an Error) or, when
  * `onTimeout` is omitted, resolves undefined. With a `signal`, its abort ends the wait at once, resolving
- * undefined (the caller is closing). The timer is always cleared, and a late failure of `work` after
- * the deadline is swallowed (the caller has already moved on).
+ * undefined (the caller is closing). The bound is a deadline on the process' one timer (deadlines.ts),
+ * always removed when the wait settles, and it keeps the process alive meanwhile; a late failure of
+ * `work` after the deadline is swallowed (the caller has already moved on).
  */
 export function withDeadline<T>(work: Promise<T>, ms: number, onTimeout: () => Error): Promise<T>;
 export function withDeadline<T>(work: Promise<T>, ms: number): Promise<T | undefined>;
@@ -18,10 +21,16 @@ export function withDeadline<T>(
   onTimeout?: () => Error,
   signal?: AbortSignal,
 ): Promise<T | undefined> {
-  let timer: NodeJS.Timeout | undefined;
+  let due: Deadline | undefined;
   let stop: (() => void) | undefined;
   const deadline = new Promise<undefined>((resolve, reject) => {
-    timer = setTimeout(() => (onTimeout ? reject(onTimeout()) : resolve(undefined)), ms);
+    due = {
+      at: monotonicMs() + ms,
+      slot: -1,
+      keepsAlive: true,
+      expire: () => (onTimeout ? reject(onTimeout()) : resolve(undefined)),
+    };
+    deadlines.schedule(due);
     if (signal) {
       stop = () => resolve(undefined);
       if (signal.aborted) stop();
@@ -30,7 +39,7 @@ export function withDeadline<T>(
   });
   work.catch(() => undefined);
   return Promise.race([work, deadline]).finally(() => {
-    clearTimeout(timer);
+    deadlines.remove(due!);
     if (stop) signal?.removeEventListener('abort', stop);
   });
 }

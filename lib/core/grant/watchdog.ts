@@ -1,4 +1,4 @@
-import { monotonicMs } from './deadlines';
+import { monotonicMs } from '../time/deadlines';
 import type { LockGrant } from './lock-grant';
 import type { LockKind, RenewRequest } from '../kinds/lock-kind';
 

@@ -3,11 +3,11 @@ import {
   resolveRedlockOptions,
   type RedlockOption,
   type ResolvedRedlockOptions,
-} from '../topology/redlock/redlock-options';
-import { ENGINE_OPTION_NAMES, LockEngineOptions, ResolvedEngineOptions } from './lock-options';
-import { resolveEngineOptions } from './resolve-engine-options';
-import { snapshotOptions } from './validation';
-import { describe } from './validation';
+} from './redlock/redlock-options';
+import { ENGINE_OPTION_NAMES, LockEngineOptions, ResolvedEngineOptions } from '../options/lock-options';
+import { resolveEngineOptions } from '../options/resolve-engine-options';
+import { snapshotOptions } from '../options/validation';
+import { describe } from '../errors/message-text';
 
 /** Options of createLockEngine: where Redis is (`redis` or `redlock`), plus the engine tuning. */
 export interface CreateLockEngineOptions extends LockEngineOptions {

@@ -1,5 +1,5 @@
 import * as diagnosticsChannel from 'node:diagnostics_channel';
-import type { LockEventMap } from './lock-events';
+import type { LockEventMap } from './lock-event-map';
 
 /** Prefix of every channel name: `nestjs-distributed-lock:<event>`. */
 export const LOCK_CHANNEL_PREFIX = 'nestjs-distributed-lock:';

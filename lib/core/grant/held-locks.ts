@@ -1,0 +1,287 @@
+import type { LockLostError } from '../errors';
+import type { LockEvents } from '../events/lock-events';
+import { kindOf } from '../kinds/kind-registry';
+import type { HoldRef, ReleaseResult } from '../kinds/lock-kind';
+import type { CohortBounds, LockOptions } from '../options/lock-options';
+import { monotonicMs } from '../time/deadlines';
+import { GrantHandle } from './grant-handle';
+import { HoldTimes } from './hold-times';
+import { type GrantKeeper, LockGrant } from './lock-grant';
+import { Watchdog } from './watchdog';
+
+/** A waiter a cohort hand-off may pass the lock to (a Waiter at the head of its local queue). */
+export interface Successor {
+  /** Whether it takes `grant`'s lock now (same kind and lease mode, still waiting, the head). */
+  accepts(grant: LockGrant): boolean;
+  /** The options and lease its grant gets (asked only when it accepted). */
+  readonly handoffRequest: { readonly options: LockOptions; readonly leaseMs: number };
+  /** Gives it the handed-over lock. */
+  receive(handle: GrantHandle): void;
+}
+
+/** This process' local waiters as the release path sees them (LocalWaitQueues, waiting/). */
+export interface LocalWaiters {
+  /** The head waiter of `lockName` when it takes hand-offs (cohort kinds). */
+  successor(lockName: string): Successor | undefined;
+  /** This process stopped holding `lockName` (released for real or lost): the head may attempt now. */
+  notifyFree(lockName: string): void;
+}
+
+/**
+ * The locks one engine holds: the grants by lock name, their watchdog, the one release path
+ * (minHoldMs, the cohort hand-off, the Redis release and its background retries), renewals by
+ * extend(), recent hold times, and the events about all of them. Handles call down into it; a grant
+ * tells it when it ended.
+ */
+export class HeldLocks implements GrantKeeper {
+  readonly grants = new Set<LockGrant>();
+  readonly watchdog: Watchdog;
+  /** Live grants per lock name, so local waiters know the lock is this process' own right now. */
+  private readonly byLock = new Map<string, number>();
+  /** Background retries of releases that failed on a Redis error (see retryRelease). */
+  private readonly releaseRetries = new Set<NodeJS.Timeout>();
+  /** Recent hold times per key, for an honest "retry after". */
+  readonly holdTimes = new HoldTimes();
+  private stopped = false;
+  private readonly cohort: CohortBounds | false;
+
+  constructor(
+    readonly engineId: string,
+    private readonly events: LockEvents,
+    private readonly waiters: LocalWaiters,
+    settings: {
+      readonly renewEveryMs: number;
+      readonly cohort: CohortBounds | false;
+    },
+  ) {
+    this.cohort = settings.cohort;
+    this.watchdog = new Watchdog(settings.renewEveryMs, (round) => this.events.safeEmit('renewed', round));
+  }
+
+  /** Tracks a new grant (and hands it to the watchdog when it has no fixed lease). */
+  add(grant: LockGrant): void {
+    this.grants.add(grant);
+    const lock = grant.names.lock;
+    this.byLock.set(lock, (this.byLock.get(lock) ?? 0) + 1);
+    if (grant.watchdog) this.watchdog.add(grant);
+  }
+
+  /** True while this engine holds `lockName` (its waiters then wait for it locally, not in Redis). */
+  holdsLocally(lockName: string): boolean {
+    return this.byLock.has(lockName);
+  }
+
+  /**
+   * The longest remaining lease, in ms, of this engine's live grants of `lockName`; -1 when it holds
+   * none. What a local waiter, which never asked Redis, reports as the holder's remaining lease.
+   */
+  remainingLeaseOf(lockName: string): number {
+    if (!this.byLock.has(lockName)) return -1;
+    const now = monotonicMs();
+    let longest = -1;
+    for (const grant of this.grants) {
+      if (grant.active && grant.names.lock === lockName) {
+        longest = Math.max(longest, Math.ceil(grant.expiresAt - now));
+      }
+    }
+    return longest;
+  }
+
+  /**
+   * Releases one hold of `grant` in Redis: the path of every release (handles, and close()).
+   * Resolves false, never throws, when the hold was no longer held or Redis failed (then retried in
+   * the background until the lease would have ended anyway: a failover can outlast one command timeout).
+   */
+  async release(grant: LockGrant, holdId: string): Promise<boolean> {
+    if (!grant.openHolds.delete(holdId)) return false; // already released (e.g. by close())
+    // A grant this process already reported lost (its lease ended locally, drift allowance included)
+    // is cleaned up in Redis all the same, but the release says "not held": handle and answer agree.
+    const reportedLost = grant.lost !== undefined;
+    const last = grant.openHolds.size === 0;
+    const base: HoldRef = {
+      key: grant.key,
+      names: grant.names,
+      owner: grant.owner,
+      holdId,
+      options: grant.options,
+    };
+    if (last && grant.active) {
+      const keepMs =
+        grant.options.minHoldMs === undefined ? 0 : grant.grantedAt + grant.options.minHoldMs - monotonicMs();
+      if (keepMs >= 1) return this.keepUntilMinHold(grant, base, keepMs);
+      if (holdId === grant.cohortHoldId && this.handOff(grant)) return true;
+    }
+    // A cohort that ended at its bound (handOff set yieldOnEnd) lets the other processes' waiters go first.
+    const hold: HoldRef =
+      grant.yieldOnEnd > 0 ? { ...base, yieldTo: { process: this.engineId, ms: grant.yieldOnEnd } } : base;
+    let result: ReleaseResult;
+    try {
+      result = await grant.kind.release(hold);
+    } catch (err) {
+      const leaseEnd = grant.expiresAt;
+      if (grant.openHolds.size === 0) grant.end();
+      this.released(grant, 'failed', err);
+      this.retryRelease(grant, hold, leaseEnd);
+      return false;
+    }
+    if (result === 'not-held') grant.lose('expired');
+    if (result === 'released' || grant.openHolds.size === 0) grant.end();
+    this.released(grant, result);
+    return result !== 'not-held' && !reportedLost;
+  }
+
+  /** Renews `grant` for `asked` ms (a handle's extend()); throws its LockLostError when no longer held. */
+  async extend(grant: LockGrant, asked: number): Promise<void> {
+    const sentAt = monotonicMs();
+    const leaseMs = grant.renewalLeaseMs(sentAt, asked);
+    if (leaseMs === 0) {
+      grant.lose('max-hold');
+      throw grant.lost!;
+    }
+    const [result] = await grant.kind.renew([
+      {
+        key: grant.key,
+        names: grant.names,
+        owner: grant.owner,
+        holdId: '',
+        options: grant.options,
+        leaseMs,
+        // A reply after the local lease end could not be trusted any more.
+        timeoutMs: Math.max(1, grant.localEnd - sentAt),
+        holdIds: [...grant.openHolds],
+      },
+    ]);
+    if (result !== 'renewed') {
+      grant.lose(result === 'gone' ? 'expired' : 'taken-over');
+      throw grant.lost!;
+    }
+    grant.renewed(sentAt, leaseMs);
+  }
+
+  /** Stops every timer: the watchdog and the release retries (at shutdown). */
+  stopTimers(): void {
+    this.stopped = true;
+    this.watchdog.stop();
+    for (const timer of this.releaseRetries) clearTimeout(timer);
+    this.releaseRetries.clear();
+  }
+
+  /** @internal A grant ended (released, or lost with `lost`): bookkeeping, and the local head is told. */
+  ended(grant: LockGrant, lost?: LockLostError): void {
+    if (!this.grants.delete(grant)) return;
+    if (grant.watchdog) this.watchdog.delete(grant);
+    const lock = grant.names.lock;
+    const left = (this.byLock.get(lock) ?? 1) - 1;
+    if (left > 0) this.byLock.set(lock, left);
+    else {
+      this.byLock.delete(lock);
+      // Local waiters were not polling Redis meanwhile: tell the head.
+      this.waiters.notifyFree(lock);
+    }
+    if (lost && this.events.wants('lost')) {
+      this.events.safeEmit('lost', {
+        key: grant.key,
+        kind: kindOf(grant.options).event,
+        fencingToken: grant.fencingToken,
+        heldMs: monotonicMs() - grant.grantedAt,
+        reason: lost.reason,
+        error: lost,
+      });
+    }
+  }
+
+  /**
+   * The cohort hand-off: the last hold of a cohort grant is being released and this process' head
+   * waiter takes the lock without a Redis command when the cohort's bounds allow it (Cohort.handOff).
+   * The successor is a new grant of the same Redis lock (owner), with its own token, signal and async
+   * context; the Redis grant it rides on is the one the replicas acknowledged.
+   */
+  private handOff(grant: LockGrant): boolean {
+    if (!this.cohort || this.stopped) return false;
+    const next = this.waiters.successor(grant.names.lock);
+    if (!next) return false; // nobody of this process waits: release in Redis
+    const cohort = grant.cohort!;
+    const now = monotonicMs();
+    const turn = cohort.handOff(grant, next, now, this.cohort);
+    if (!turn) return false;
+    if (turn === 'yield') {
+      grant.yieldOnEnd = this.cohort.yieldMs;
+      return false;
+    }
+    const successor = new LockGrant(this, {
+      kind: grant.kind,
+      key: grant.key,
+      names: grant.names,
+      owner: grant.owner,
+      fencingToken: turn.fencingToken,
+      options: next.handoffRequest.options,
+      leaseMs: turn.leaseMs,
+      watchdog: grant.watchdog,
+      requestedAt: turn.requestedAt,
+      grantedAt: now,
+      replicaAcks: grant.replicaAcks,
+      cohort,
+    });
+    const handle = new GrantHandle(successor, cohort.holdId);
+    this.add(successor); // first, so the watchdog never sees the lock without a grant
+    grant.end();
+    this.released(grant, 'released');
+    next.receive(handle);
+    return true;
+  }
+
+  /**
+   * The last release before minHoldMs: instead of deleting the lock, shorten (or stretch) its lease
+   * so it ends exactly at grant + minHoldMs. The grant ends here; Redis lets the lock expire.
+   */
+  private async keepUntilMinHold(grant: LockGrant, hold: HoldRef, keepMs: number): Promise<boolean> {
+    let result: string;
+    try {
+      [result = 'gone'] = await grant.kind.renew([{ ...hold, holdId: '', leaseMs: Math.ceil(keepMs) }]);
+    } catch (err) {
+      grant.end();
+      this.released(grant, 'failed', err);
+      return false; // the lease ends it anyway
+    }
+    if (result !== 'renewed') grant.lose('expired');
+    grant.end();
+    this.released(grant, result === 'renewed' ? 'released' : 'not-held');
+    return result === 'renewed';
+  }
+
+  /** A release answered: records the hold time and reports it. */
+  private released(grant: LockGrant, result: ReleaseResult | 'failed', error?: unknown): void {
+    const heldMs = monotonicMs() - grant.grantedAt;
+    if (result === 'released') this.holdTimes.record(grant.key, heldMs);
+    // Local waiters are told in ended() (they did not poll Redis meanwhile); fairness across
+    // processes comes from the cohort bound and the reservation for the longest-waiting process.
+    if (!this.events.wants('released')) return;
+    this.events.safeEmit('released', {
+      key: grant.key,
+      kind: kindOf(grant.options).event,
+      fencingToken: grant.fencingToken,
+      heldMs,
+      result,
+      error,
+    });
+  }
+
+  private retryRelease(grant: LockGrant, hold: HoldRef, untilMonotonic: number): void {
+    if (this.stopped) return; // shutting down: the lease ends it
+    let delayMs = 100;
+    const attempt = () => {
+      this.releaseRetries.delete(timer);
+      if (this.stopped || monotonicMs() >= untilMonotonic) return; // the lease ends it now
+      grant.kind.release(hold).then(
+        (result) => this.released(grant, result),
+        () => {
+          delayMs = Math.min(delayMs * 2, 2_000);
+          timer = setTimeout(attempt, delayMs).unref();
+          this.releaseRetries.add(timer);
+        },
+      );
+    };
+    let timer = setTimeout(attempt, delayMs).unref();
+    this.releaseRetries.add(timer);
+  }
+}
