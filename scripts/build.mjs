@@ -84,8 +84,16 @@ function withExtension(fromFile, specifier) {
   throw new Error(`build: cannot resolve ${specifier} from ${path.relative(root, fromFile)}`);
 }
 
+/** Every relative specifier of `text`, the contents of `file`, with its extension (withExtension). */
+function withExtensions(text, file) {
+  return text.replace(
+    SPECIFIER,
+    (_all, head, quote, spec) => `${head}${quote}${withExtension(file, spec)}${quote}`,
+  );
+}
+
 // Optional peers are loaded by a literal `require('<peer>')` inside a `try` at the call site
-// (lib/core/optional-peer.ts). An ES module has no `require`: there the call becomes a `require` of this
+// (lib/core/errors/optional-peer.ts). An ES module has no `require`: there the call becomes a `require` of this
 // module's own location (createRequire of import.meta.url). The literal stays for bundlers: esbuild
 // bundles it into either output format, where `require` is the bundle's.
 const PEER_REQUIRE = /\brequire\((['"])(@?[a-z][\w./-]*)\1\)/g;
@@ -93,11 +101,7 @@ const REQUIRE_SHIM = "import { createRequire as __dlCreateRequire } from 'node:m
 
 function finishEsm(dir) {
   for (const file of walk(dir, (name) => name.endsWith('.js'))) {
-    let text = fs.readFileSync(file, 'utf8');
-    text = text.replace(
-      SPECIFIER,
-      (_all, head, quote, spec) => `${head}${quote}${withExtension(file, spec)}${quote}`,
-    );
+    let text = withExtensions(fs.readFileSync(file, 'utf8'), file);
     const peers = text.replace(
       PEER_REQUIRE,
       (call, quote, name) =>
@@ -147,14 +151,7 @@ function copyDeclarations(from, to) {
   const files = walk(from, (name) => name.endsWith('.d.ts'));
   for (const file of files) {
     const target = path.join(to, path.relative(from, file));
-    const text = fs.readFileSync(file, 'utf8');
-    fs.writeFileSync(
-      target,
-      text.replace(
-        SPECIFIER,
-        (_all, head, quote, spec) => `${head}${quote}${withExtension(target, spec)}${quote}`,
-      ),
-    );
+    fs.writeFileSync(target, withExtensions(fs.readFileSync(file, 'utf8'), target));
   }
   return files.length;
 }

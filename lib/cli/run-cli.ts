@@ -128,7 +128,7 @@ async function execute(engine: LockEngine, cmd: CliCommand, io: CliIo): Promise<
   }
 }
 
-/** ioredis's Cluster class; a clear error when ioredis is not installed (lib/core/optional-peer.ts). */
+/** ioredis's Cluster class; a clear error when ioredis is not installed (lib/core/errors/optional-peer.ts). */
 function ioredisCluster(): { Cluster: new (nodes: ClusterNode[], options: ClusterOptions) => Cluster } {
   try {
     return require('ioredis') as { Cluster: new (nodes: ClusterNode[], options: ClusterOptions) => Cluster };

@@ -111,7 +111,7 @@ function validate(options: LockTelemetryOptions): void {
   }
 }
 
-/** @opentelemetry/api, when installed (lib/core/optional-peer.ts). */
+/** @opentelemetry/api, when installed (lib/core/errors/optional-peer.ts). */
 function otelApi(): OtelApi | undefined {
   try {
     return require('@opentelemetry/api') as OtelApi;

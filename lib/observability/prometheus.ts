@@ -194,7 +194,7 @@ function metricsSink(
   };
 }
 
-/** prom-client, when installed (lib/core/optional-peer.ts). */
+/** prom-client, when installed (lib/core/errors/optional-peer.ts). */
 function promClient(): PromClientLike | undefined {
   try {
     return require('prom-client') as PromClientLike;

@@ -67,7 +67,7 @@ export async function drizzleFencedUpdate(
   throw staleFrom(fence, rows[0]!);
 }
 
-/** drizzle-orm's operators, when installed (lib/core/optional-peer.ts). */
+/** drizzle-orm's operators, when installed (lib/core/errors/optional-peer.ts). */
 function drizzleOperators(): DrizzleOperators | undefined {
   try {
     return require('drizzle-orm') as DrizzleOperators;

@@ -60,7 +60,7 @@ export function createWsException(answer: LockErrorAnswer): Error {
   return new websockets.WsException({ status: 'error', ...answerFields(answer) });
 }
 
-// Each peer's require is written out inside its own try (lib/core/optional-peer.ts: bundlers see it).
+// Each peer's require is written out inside its own try (lib/core/errors/optional-peer.ts: bundlers see it).
 function graphqlPeer(): GraphqlModule | undefined {
   try {
     return require('graphql') as GraphqlModule;

@@ -288,7 +288,7 @@ class GlideSubscriber implements WakeupSubscriber {
   }
 }
 
-/** GLIDE's batch classes, from the package the client came from (lib/core/optional-peer.ts). */
+/** GLIDE's batch classes, from the package the client came from (lib/core/errors/optional-peer.ts). */
 function glideBatches(): GlideBatchModule {
   try {
     return require('@valkey/valkey-glide') as GlideBatchModule;

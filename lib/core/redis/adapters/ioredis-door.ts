@@ -340,7 +340,7 @@ export async function closeConnection(client: IoredisClient, graceMs = 1000): Pr
   client.disconnect();
 }
 
-/** The ioredis package, for a URL or ioredis options (lib/core/optional-peer.ts). */
+/** The ioredis package, for a URL or ioredis options (lib/core/errors/optional-peer.ts). */
 function ioredisPackage(): { Redis: new (...args: unknown[]) => Redis } {
   try {
     return require('ioredis') as { Redis: new (...args: unknown[]) => Redis };
