@@ -79,6 +79,7 @@ const COST = {
   'nest10-built': 9,
   'nest-build-swc': 9,
   'nest12-vitest': 8,
+  'vitest-swc': 3,
 };
 
 const args = process.argv.slice(2);
@@ -401,6 +402,22 @@ const CELLS = [
     id: 'jest30-cjs',
     toolchain: 'Nest 11, Jest 30 (CommonJS) + @swc/jest, Node 20',
     run: (cell) => jestCell(cell, { jest: rootJest30, config: 'jest.swc.config.cjs' }),
+  },
+  {
+    // docs/TESTING.md's Vitest setup: vitest.config.mjs with unplugin-swc (decorator metadata) and
+    // `globals: true`, which runs the Jest cells' test/lock.spec.ts as it is.
+    id: 'vitest-swc',
+    toolchain: 'Nest 11 TypeScript, Vitest + unplugin-swc, Node 20',
+    run: async (cell) => {
+      const dir = copyApp(cell, 'nest11');
+      const output = await mustRun(
+        'vitest run',
+        NODE[20],
+        [bin('nest11', 'vitest', 'vitest.mjs'), 'run', 'test/lock.spec.ts'],
+        { cwd: dir },
+      );
+      return /Tests\s+.*$/m.exec(output)?.[0] ?? tail(output, 3);
+    },
   },
   // --- test runners, Nest 12 ESM app (test/packaging/nest12)
   {
