@@ -250,6 +250,12 @@ class NodeRedisSubscriber implements WakeupSubscriber {
   /** Ours on the connection (the user's client, on a v5 Sentinel), removed at close. */
   private readonly own: ClientListeners;
   private closed = false;
+  /**
+   * SUBSCRIBEs on the wire. A Cluster client opens a shard's pub/sub connection while it sends one:
+   * close() waits for them, or that connection would open after the client closed, with nothing left
+   * to close it.
+   */
+  private readonly sending = new Set<Promise<unknown>>();
 
   constructor(
     private readonly sub: NodeRedisLike,
@@ -266,7 +272,15 @@ class NodeRedisSubscriber implements WakeupSubscriber {
     // Cluster client connects its pub/sub clients on demand), and nothing would close it.
     if (this.closed) return;
     this.subscribed.set(channel, sharded);
-    await (sharded ? this.sub.sSubscribe(channel, this.deliver) : this.sub.subscribe(channel, this.deliver));
+    const sent = sharded
+      ? this.sub.sSubscribe(channel, this.deliver)
+      : this.sub.subscribe(channel, this.deliver);
+    this.sending.add(sent);
+    try {
+      await sent;
+    } finally {
+      this.sending.delete(sent);
+    }
   }
 
   async unsubscribe(channel: string, sharded: boolean): Promise<void> {
@@ -287,6 +301,10 @@ class NodeRedisSubscriber implements WakeupSubscriber {
     if (!this.shared) {
       // A duplicate of ours: its error listener stays while it closes (node-redis would throw the
       // error of a failed close otherwise).
+      if (this.sending.size > 0) {
+        // Bounded: with Redis away, node-redis queues the SUBSCRIBE until it is back.
+        await withDeadline(Promise.allSettled([...this.sending]), 1000);
+      }
       if (this.connecting) await endConnection(this.sub, this.connecting);
       return;
     }
