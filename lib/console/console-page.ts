@@ -52,10 +52,14 @@ function span(ms) { if (!(ms > 0)) return '–'; const s = Math.floor(ms / 1000)
 function who(o) { return o.host ? o.app + '@' + o.host + ' (pid ' + o.pid + ')' : 'engine ' + o.engine; }
 function render() {
   const body = $('locks');
-  // Keep what an operator is typing across re-renders.
-  const typed = new Map([...body.querySelectorAll('input.reason')].map((i) => [i.closest('tr').dataset.key + '|' + i.closest('tr').dataset.kind, i.value]));
+  // Keep what an operator is typing across re-renders: the text, the focus and the caret.
+  const rowOf = (i) => i.closest('tr').dataset.key + '|' + i.closest('tr').dataset.kind;
+  const typed = new Map([...body.querySelectorAll('input.reason')].map((i) => [rowOf(i), i.value]));
+  const active = document.activeElement;
+  const focused = active && active.matches && active.matches('#locks input.reason') ? { row: rowOf(active), start: active.selectionStart, end: active.selectionEnd } : undefined;
   body.replaceChildren();
   const now = Date.now();
+  let refocus;
   if (locks.length === 0) { const tr = el('tr'); const td = el('td', 'No lock is held.', 'empty'); td.colSpan = 9; tr.append(td); body.append(tr); }
   for (const lock of locks) {
     lock.holders.forEach((h, i) => {
@@ -73,10 +77,12 @@ function render() {
         const button = el('button', 'Force release', 'release');
         button.addEventListener('click', () => release(lock, reason.value));
         action.append(reason, ' ', button);
+        if (focused && focused.row === lock.key + '|' + lock.kind) refocus = () => { reason.focus(); reason.setSelectionRange(focused.start, focused.end); };
       }
       tr.append(action); body.append(tr);
     });
   }
+  if (refocus) refocus();
   $('summary').textContent = locks.length + ' held';
 }
 function renderAudit(entries) {
