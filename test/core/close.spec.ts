@@ -5,6 +5,7 @@
  */
 import { LockError, LockLostError, LockNotAcquiredError } from '../../lib/core/errors';
 import { KeySpace } from '../../lib/core/kinds/key-space';
+import { InspectionKeys } from '../../lib/core/inspection/inspection-keys';
 import type { LockEngine } from '../../lib/core/engine/lock-engine';
 import { hostProcess } from '../support/host-process';
 import { closeClient, listClients, pubsubChannels } from '../support/redis-assertions';
@@ -13,6 +14,7 @@ import { commandsDuring, nextEvent, track, uniqueKey, useLockEnv, whenAborted } 
 
 const PREFIX = 'close:';
 const keys = new KeySpace(PREFIX);
+const notices = new InspectionKeys(PREFIX);
 const lockName = (key: string): string => keys.names(key, 'm').lock;
 const env = useLockEnv();
 
@@ -192,7 +194,8 @@ describe('close()', () => {
     await Promise.all(s.waiters.map((w) => w.result.catch(() => undefined)));
     await s.block.release();
 
-    expect(await pubsubChannels(env.admin)).toEqual([]);
+    // Only the blocker, still open, listens: on its own force-release notice channel.
+    expect(await pubsubChannels(env.admin)).toEqual([notices.notice(blocker.engineId)]);
     await waitUntil(async () => (await ours()).length === 0, {
       description: 'the engine connections to close',
     });
@@ -230,7 +233,7 @@ describe('close()', () => {
     expect(await named()).toEqual([userId]);
     expect(user.status).toBe('ready');
     expect(await user.ping()).toBe('PONG');
-    expect(await pubsubChannels(env.admin)).toEqual([]);
+    expect(await pubsubChannels(env.admin)).toEqual([notices.notice(blocker.engineId)]);
     await closeClient(user);
   });
 });

@@ -10,7 +10,7 @@ import { epochMs, round1 } from '../support/clock';
 import { activeResources, expectCleanRedis, faultEngine, leakedResources } from '../support/fault-engine';
 import { useFaultEnv } from '../support/fault-env';
 import { faultFigures } from '../support/fault-figures';
-import { pubsubChannels } from '../support/redis-assertions';
+import { lockChannels } from '../support/redis-assertions';
 import { waitUntil } from '../support/wait';
 
 const env = useFaultEnv();
@@ -60,7 +60,7 @@ describe('scenario 16: churn of waiters', () => {
       const peakChannels = await waitUntil(
         async () => {
           // Wake-up channels only: each engine holding locks also listens on its force-release notice channel.
-          const n = (await pubsubChannels(env.admin)).filter((c) => !c.includes('{~inspect}:notice:')).length;
+          const n = (await lockChannels(env.admin)).length;
           return n === KEYS && n;
         },
         { timeoutMs: 30_000, description: 'one subscription per key' },

@@ -1,7 +1,7 @@
 import type Redis from 'ioredis';
 import { createLockEngine, CreateLockEngineOptions, LockEngine } from '../../lib/core';
 import { KeySpace } from '../../lib/core/internal';
-import { keysWithoutTtl, pubsubChannels } from './redis-assertions';
+import { keysWithoutTtl, lockChannels } from './redis-assertions';
 import { waitUntil } from './wait';
 
 /** Key prefix of every lock the fault suite takes. */
@@ -61,7 +61,7 @@ const CLEAN_FOR_MS = 300;
 export async function expectCleanRedis(admin: Redis, timeoutMs = 15_000): Promise<void> {
   const read = async () => ({
     lockKeys: await admin.keys(`${PREFIX}*:m`),
-    channels: await pubsubChannels(admin),
+    channels: await lockChannels(admin),
     keysWithoutTtl: await keysWithoutTtl(admin),
   });
   let last: Awaited<ReturnType<typeof read>> | undefined;

@@ -66,6 +66,14 @@ export async function pubsubChannels(client: AnyRedisClient): Promise<string[]> 
   return [...channels].sort();
 }
 
+/**
+ * The channels locks use (wake-ups), without the engines' force-release notice channels: an engine
+ * listens on its own from its first lock call to close(), whatever it holds.
+ */
+export async function lockChannels(client: AnyRedisClient): Promise<string[]> {
+  return (await pubsubChannels(client)).filter((c) => !c.includes('{~inspect}:notice:'));
+}
+
 /** Keys matching `pattern` (SCAN over every master) whose PTTL is -1, i.e. that never expire. */
 export async function keysWithoutTtl(client: AnyRedisClient, pattern = '*'): Promise<string[]> {
   const result: string[] = [];

@@ -4,7 +4,10 @@
  */
 import type { LockEngine } from '../../lib/core/engine/lock-engine';
 import type { LockOptions } from '../../lib/core/options/lock-options';
+import { InspectionKeys } from '../../lib/core/inspection/inspection-keys';
 import { commandsDuring, LockEnv } from './lock-env';
+import { pubsubChannels } from './redis-assertions';
+import { waitUntil } from './wait';
 
 /**
  * An engine on a client that is connected before counting starts, so that connection set-up
@@ -20,6 +23,12 @@ export async function engineOnConnectedClient(env: LockEnv, keyPrefix: string): 
   // first script: one lock taken and given back here lets it finish before a spec counts commands.
   const warm = await engine.tryAcquire('engine-warm-up');
   await warm?.release();
+  // The first lock call also subscribed the engine's force-release notice channel: confirmed before
+  // counting, so the SUBSCRIBE never shows up as sent by a call under test.
+  const channel = new InspectionKeys(keyPrefix).notice(engine.engineId);
+  await waitUntil(async () => (await pubsubChannels(client)).includes(channel), {
+    description: 'the notice subscription',
+  });
   return engine;
 }
 

@@ -24,6 +24,11 @@ export interface LockBackend {
   ping(timeoutMs: number): Promise<number>;
   /** Calls `listener` whenever one of its connections goes down or comes back up. */
   watchConnections?(listener: (state: ConnectionState) => void): void;
+  /**
+   * Calls `listener` whenever one of its connections is made (again): the server behind it may have
+   * restarted or failed over, so the locks held through it must be checked.
+   */
+  watchReconnects?(listener: () => void): void;
   /** Closes what the backend opened (never a client passed in by the user). */
   close(): Promise<void>;
 }

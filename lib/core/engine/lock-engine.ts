@@ -60,6 +60,8 @@ export class LockEngine {
     setMaxListeners(0, this.closing.signal);
     this.held = new HeldLocks(this.engineId, this.events, this.queues, options);
     backend.watchConnections?.((state) => this.events.safeEmit('connection', state));
+    // A connection made again: the server may have restarted or failed over without our locks.
+    backend.watchReconnects?.(() => void this.held.verify());
     const heldLocks = this.held;
     this.context = {
       hub: backend.hub,
@@ -82,6 +84,7 @@ export class LockEngine {
       backend,
       context: this.context,
       options,
+      beforeIo: () => this.inspection?.listenForNotices(),
     });
     const { engineId, keys, held, queues, events } = this;
     this.inspection = EngineInspection.open({

@@ -11,7 +11,12 @@ export type LockLostReason =
   /** maxHoldMs ran out: the watchdog stopped renewing on purpose. */
   | 'max-hold'
   /** An operator evicted the holder (forceRelease): the key's fence was advanced past its token. */
-  | 'force-released';
+  | 'force-released'
+  /**
+   * A connection to Redis came back (after a restart, a failover, a network cut) and the lock was
+   * not there any more: a server restarted without persistence, or a promoted replica never had it.
+   */
+  | 'reset';
 
 /** The lock was held and is not any more: lease ran out, key deleted, taken over, or renewal failed. */
 export class LockLostError extends LockError {

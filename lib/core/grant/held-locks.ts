@@ -1,7 +1,7 @@
 import type { LockLostError } from '../errors';
 import type { LockEvents } from '../events/lock-events';
 import { kindOf } from '../kinds/kind-registry';
-import type { HoldRef, ReleaseResult } from '../kinds/lock-kind';
+import type { HoldRef, LockKind, ReleaseResult, RenewResult } from '../kinds/lock-kind';
 import type { CohortBounds, LockOptions } from '../options/lock-options';
 import { monotonicMs } from '../time/deadlines';
 import { GrantHandle } from './grant-handle';
@@ -44,6 +44,9 @@ export class HeldLocks implements GrantKeeper {
   readonly holdTimes = new HoldTimes();
   private stopped = false;
   private readonly cohort: CohortBounds | false;
+  /** The check of every held lock in progress (verify), and whether another was asked for meanwhile. */
+  private verifying?: Promise<void>;
+  private verifyAgain = false;
 
   constructor(
     readonly engineId: string,
@@ -138,24 +141,64 @@ export class HeldLocks implements GrantKeeper {
       grant.lose('max-hold');
       throw grant.lost!;
     }
-    const [result] = await grant.kind.renew([
-      {
-        key: grant.key,
-        names: grant.names,
-        owner: grant.owner,
-        holdId: '',
-        options: grant.options,
-        leaseMs,
-        // A reply after the local lease end could not be trusted any more.
-        timeoutMs: Math.max(1, grant.localEnd - sentAt),
-        holdIds: [...grant.openHolds],
-      },
-    ]);
+    const [result] = await grant.kind.renew([grant.renewRequest(sentAt, leaseMs)]);
     if (result !== 'renewed') {
       grant.lose(result === 'gone' ? 'expired' : 'taken-over');
       throw grant.lost!;
     }
     grant.renewed(sentAt, leaseMs);
+  }
+
+  /**
+   * Checks at once that Redis still has every lock held here: a connection came back, and the server
+   * behind it may have restarted or failed over without them. One batched check per lock kind (the
+   * renew scripts with a lease of 0: nothing is renewed, fixed leases stay as they are). A lock that
+   * is gone aborts its signal ('reset'), one another owner holds now 'taken-over'; one that cannot be
+   * checked counts as lost ('renewal-failed'), as an uncertain renewal does. Checks asked for while one
+   * runs are served by one more check after it.
+   */
+  verify(): Promise<void> {
+    if (this.verifying) {
+      this.verifyAgain = true;
+      return this.verifying;
+    }
+    const run = async (): Promise<void> => {
+      do {
+        this.verifyAgain = false;
+        await this.verifyOnce();
+      } while (this.verifyAgain && !this.stopped);
+    };
+    this.verifying = run().finally(() => (this.verifying = undefined));
+    return this.verifying;
+  }
+
+  private async verifyOnce(): Promise<void> {
+    if (this.stopped) return; // shutting down: close() releases what is held
+    const byKind = new Map<LockKind, LockGrant[]>();
+    for (const grant of this.grants) {
+      // Its last hold is being released: that release answers for it.
+      if (!grant.active || grant.openHolds.size === 0) continue;
+      const list = byKind.get(grant.kind) ?? [];
+      list.push(grant);
+      byKind.set(grant.kind, list);
+    }
+    const sentAt = monotonicMs();
+    await Promise.all(
+      [...byKind].map(async ([kind, grants]) => {
+        let results: RenewResult[];
+        try {
+          results = await kind.renew(grants.map((g) => g.renewRequest(sentAt, 0)));
+        } catch (err) {
+          for (const g of grants) if (g.openHolds.size > 0) g.lose('renewal-failed', err);
+          return;
+        }
+        results.forEach((result, i) => {
+          const g = grants[i]!;
+          if (result === 'renewed' || g.openHolds.size === 0) return;
+          g.lose(result === 'gone' ? 'reset' : 'taken-over');
+        });
+      }),
+    );
   }
 
   /** Stops every timer: the watchdog and the release retries (at shutdown). */

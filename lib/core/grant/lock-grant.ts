@@ -1,6 +1,6 @@
 import { LockLostError, LockLostReason } from '../errors';
 import type { LockKeyNames } from '../kinds/key-space';
-import type { LockKind } from '../kinds/lock-kind';
+import type { LockKind, RenewRequest } from '../kinds/lock-kind';
 import type { LockOptions } from '../options/lock-options';
 import { deadlines, type Deadline } from '../time/deadlines';
 import { leaseDriftMs } from '../time/lease-drift';
@@ -152,6 +152,23 @@ export class LockGrant implements Deadline {
    */
   renewalLeaseMs(sentAt: number, leaseMs = this.leaseMs): number {
     return Math.max(0, Math.min(leaseMs, Math.floor(this.holdDeadline - sentAt)));
+  }
+
+  /**
+   * What renews this grant for `leaseMs` from `sentAt` (0: checks that Redis still has it). A reply
+   * after the local lease end could not be trusted any more: the call is bounded by the lease left.
+   */
+  renewRequest(sentAt: number, leaseMs: number): RenewRequest {
+    return {
+      key: this.key,
+      names: this.names,
+      owner: this.owner,
+      holdId: '',
+      options: this.options,
+      leaseMs,
+      timeoutMs: Math.max(1, this.localEnd - sentAt),
+      holdIds: [...this.openHolds],
+    };
   }
 
   /** Moves the lease end (after a renewal sent at `sentAt`) and the deadline with it. */

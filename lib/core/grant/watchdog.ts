@@ -1,6 +1,6 @@
 import { monotonicMs } from '../time/deadlines';
 import type { LockGrant } from './lock-grant';
-import type { LockKind, RenewRequest } from '../kinds/lock-kind';
+import type { LockKind } from '../kinds/lock-kind';
 
 /** What a watchdog round did, for events and metrics. */
 export interface RenewalRound {
@@ -84,17 +84,7 @@ export class Watchdog {
   private async renewKind(kind: LockKind, grants: LockGrant[], round: RenewalRound): Promise<void> {
     const sentAt = monotonicMs();
     const leases = grants.map((g) => g.renewalLeaseMs(sentAt));
-    const requests: RenewRequest[] = grants.map((g, i) => ({
-      key: g.key,
-      names: g.names,
-      owner: g.owner,
-      holdId: '',
-      options: g.options,
-      leaseMs: Math.max(1, leases[i]!),
-      // A renewal that comes back after the local lease end is no use: bound it by the lease left.
-      timeoutMs: Math.max(1, g.localEnd - sentAt),
-      holdIds: [...g.openHolds],
-    }));
+    const requests = grants.map((g, i) => g.renewRequest(sentAt, Math.max(1, leases[i]!)));
     try {
       const results = await kind.renew(requests);
       results.forEach((result, i) => {

@@ -7,6 +7,7 @@ import { InspectionKeys } from './inspection-keys';
 import type { InspectionTarget } from './inspection-target';
 import { LockInspector } from './lock-inspector';
 import { LockRegistry } from './lock-registry';
+import { NoticeSubscription, type NoticeSubscriptionDeps } from './notice-subscription';
 import { ownerIdentity } from './owner-identity';
 
 /** What an engine gives its inspection. */
@@ -21,11 +22,18 @@ export interface EngineInspectionParts {
   readonly events: LockEvents;
 }
 
-/** One engine's inspection: the inspector, and its registry entry unless `inspection: false`. */
+/**
+ * One engine's inspection: the inspector, its force-release notice channel (subscribed with the
+ * engine's first lock call and kept to close, so a holder hears a force release of its grant whatever
+ * the grant's age), and its registry entry unless `inspection: false`.
+ */
 export class EngineInspection {
   readonly inspector: LockInspector;
   /** This engine's record in the registry of held locks (none with `inspection: false`). */
   readonly registry?: LockRegistry;
+  private closed = false;
+  private notices?: NoticeSubscription;
+  private readonly noticeDeps: NoticeSubscriptionDeps;
 
   private constructor(parts: EngineInspectionParts) {
     const { engineId, options, keys, held, queues, events } = parts;
@@ -42,6 +50,13 @@ export class EngineInspection {
       events,
       fenceTtlMs: options.fenceTtlMs,
     });
+    this.noticeDeps = {
+      target,
+      channel: inspectionKeys.notice(engineId),
+      commandTimeoutMs: options.commandTimeoutMs,
+      onNotice: (message) => this.inspector.onNotice(message),
+      onRefusal: (reason) => events.safeEmit('refusal', { what: 'force-release notices', reason }),
+    };
     if (options.inspection) {
       this.registry = new LockRegistry({
         engineId,
@@ -53,8 +68,7 @@ export class EngineInspection {
         heartbeatMs: options.renewEveryMs,
         commandTimeoutMs: options.commandTimeoutMs,
         baseTtlMs: options.watchdogLeaseMs + options.renewEveryMs,
-        onNotice: (message) => this.inspector.onNotice(message),
-        onRefusal: (what, reason) => events.safeEmit('refusal', { what, reason }),
+        onRefusal: (reason) => events.safeEmit('refusal', { what: 'lock registry', reason }),
       });
     }
   }
@@ -64,8 +78,19 @@ export class EngineInspection {
     return parts.target ? new EngineInspection(parts) : undefined;
   }
 
-  /** Removes this engine's record and stops its timer (before the backend closes). */
-  close(): Promise<void> {
-    return this.registry?.close() ?? Promise.resolve();
+  /**
+   * Subscribes to this engine's force-release notices, once: called before the first lock call's
+   * first command, so the subscription is confirmed long before an operator can see the grant. Not
+   * at construction: an engine that never locks (a failed start-up, a refused first call) sends nothing.
+   */
+  listenForNotices(): void {
+    if (!this.notices && !this.closed) this.notices = new NoticeSubscription(this.noticeDeps);
+  }
+
+  /** Removes this engine's record, stops its timer and its notices (before the backend closes). */
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.registry?.close();
+    this.notices?.close();
   }
 }

@@ -6,8 +6,8 @@ import type { InspectionTarget } from './inspection-target';
 import type { LockOwner } from '../options/lock-info';
 import { grantField, IDENTITY_FIELD, waitingField } from './registry-record';
 import { writeRecord, type RecordWrite } from './registry-write';
-import { LockRedisError } from '../errors';
 import { withDeadline } from '../time/with-deadline';
+import { refusalOf } from './refusal';
 
 /** How often an engine checks whether its registry record must be written. */
 export const REGISTRY_SYNC_MS = 250;
@@ -28,30 +28,11 @@ export interface LockRegistryDeps {
   readonly commandTimeoutMs: number;
   /** The record outlives a silent engine by this much at least (watchdog lease + period). */
   readonly baseTtlMs: number;
-  /** A force-release notice for this engine arrived. */
-  readonly onNotice: (message: string) => void;
   /**
-   * Redis refused (`reason`) or accepts again (`undefined`) the notice subscription or the registry
-   * write; called once per change, never per tick (the engine emits it as its `refusal` event).
+   * Redis refused (`reason`) or accepts again (`undefined`) the registry write; called once per
+   * change, never per tick (the engine emits it as its `refusal` event).
    */
-  readonly onRefusal?: (what: RegistryPart, reason: string | undefined) => void;
-}
-
-/** What of the registry Redis may refuse (ACL): the notice subscription, or the record's MULTI/EXEC. */
-export type RegistryPart = 'force-release notices' | 'lock registry';
-
-/**
- * The server's own answer (an ACL `NOPERM`, an `EXECABORT` with its cause, `READONLY`, ...), with
- * the causes of a discarded transaction; undefined for a lost connection or a timeout, which the
- * connection events report.
- */
-function refusalOf(err: unknown): string | undefined {
-  if (!(err instanceof Error) || !(err.name === 'ReplyError' || /^[A-Z]{2,} /.test(err.message))) {
-    return undefined;
-  }
-  const causes = (err as { previousErrors?: unknown[] }).previousErrors ?? [];
-  const texts = causes.map((c) => (c instanceof Error ? c.message : String(c)));
-  return [err.message, ...new Set(texts)].join('; ');
+  readonly onRefusal?: (reason: string | undefined) => void;
 }
 
 /**
@@ -76,16 +57,12 @@ export class LockRegistry {
    */
   private readonly timer: NodeJS.Timeout;
   private running?: Promise<void>;
-  /** The notice subscription, once asked for (dropped when it fails, to be asked again). */
-  private listening?: Promise<void>;
   private closed = false;
-  /** Aborted by close(): a wait of sync() for the notice subscription ends with it. */
-  private readonly closing = new AbortController();
   /** Wall-clock offset of the monotonic clock, taken once: grant times stay stable in the record. */
   private readonly epochOffset = Date.now() - monotonicMs();
   private readonly identityValue: string;
   /** What Redis refuses now (reported once per change). */
-  private readonly refused = new Map<RegistryPart, string>();
+  private refused?: string;
 
   constructor(private readonly deps: LockRegistryDeps) {
     const { host, pid, app } = deps.identity;
@@ -98,7 +75,6 @@ export class LockRegistry {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.closing.abort();
     clearInterval(this.timer);
     // A write in progress has its own deadline; waited for at most as long as the drop below.
     if (this.running) await withDeadline(this.running, CLOSE_DROP_MS);
@@ -112,9 +88,6 @@ export class LockRegistry {
     if (this.running) return this.running;
     // Nothing held or waited for here, and no record left in Redis: nothing to write.
     if (!this.recordWritten && this.deps.grants.size === 0 && this.deps.queues.size === 0) {
-      // A subscription asked for with a record that was never written (Redis frozen or down at the
-      // time) is dropped too: nothing held here that a notice could be about.
-      this.unlisten();
       return Promise.resolve();
     }
     this.running = this.sync().finally(() => (this.running = undefined));
@@ -125,40 +98,16 @@ export class LockRegistry {
     const fields = this.snapshot();
     if (fields.size === 1) {
       // Only the identity: nothing held or waited for long enough to report.
-      if (!this.recordWritten) {
-        this.unlisten();
-        return;
-      }
+      if (!this.recordWritten) return;
       try {
         await this.write({ op: 'drop' });
         this.recordWritten = false;
         this.written.clear();
-        this.unlisten(); // nothing held here that a notice could be about
       } catch {
         // Redis trouble is reported by the connection events; the next tick tries again.
       }
       return;
     }
-    // The subscription first: a holder that list() shows must hear its force-release notice (a notice
-    // published before the SUBSCRIBE is active would be lost, and the holder would learn only at its
-    // next renewal). Should it fail, the record is written all the same: a refusal is reported
-    // (refusal event, Nest's log and health()), a lost connection by the connection events.
-    // Bounded like a command: a client that queues commands while Redis is away (node-redis' offline
-    // queue) never settles the SUBSCRIBE, and this write, the next ticks and close() would wait on it.
-    const { commandTimeoutMs } = this.deps;
-    await withDeadline(
-      this.listen(),
-      commandTimeoutMs,
-      () =>
-        new LockRedisError(
-          `Redis did not confirm the force-release notice subscription within ${commandTimeoutMs} ms`,
-        ),
-      this.closing.signal, // close() does not wait for it
-    ).then(
-      () => this.closed || this.report('force-release notices', undefined),
-      (err: unknown) => this.closed || this.report('force-release notices', refusalOf(err), true),
-    );
-    if (this.closed) return; // closed meanwhile: close() drops the record, or leaves it to expire
     const full = this.needFull || monotonicMs() >= this.nextFullAt;
     const set: string[] = [];
     const removed: string[] = [];
@@ -174,11 +123,11 @@ export class LockRegistry {
         return;
       }
     } catch (err) {
-      this.report('lock registry', refusalOf(err), true);
+      this.report(refusalOf(err), true);
       this.needFull = true; // the next tick writes the full record
       return;
     }
-    this.report('lock registry', undefined);
+    this.report(undefined);
     this.written.clear();
     for (const [field, value] of fields) this.written.set(field, value);
     this.recordWritten = true;
@@ -225,36 +174,14 @@ export class LockRegistry {
     return writeRecord(this.deps, write, Math.min(timeoutMs, this.deps.commandTimeoutMs));
   }
 
-  /** Subscribes once to this engine's force-release notices (with its first record, not on the lock path). */
-  private listen(): Promise<void> {
-    const { target, keys, engineId, onNotice } = this.deps;
-    const onRefused = (err: unknown): void => this.report('force-release notices', refusalOf(err), true);
-    if (this.listening) return this.listening;
-    const listening = target.listen(keys.notice(engineId), onNotice, onRefused).catch((err: unknown) => {
-      // Asked again with the next record; an unlisten() and a new listen() meanwhile keep theirs.
-      if (this.listening === listening) this.listening = undefined;
-      throw err;
-    });
-    this.listening = listening;
-    return listening;
-  }
-
-  /** Drops the notice subscription with the record (subscribed again with the next one). */
-  private unlisten(): void {
-    if (!this.listening) return;
-    this.listening = undefined;
-    this.deps.target.unlisten(this.deps.keys.notice(this.deps.engineId));
-  }
-
   /**
-   * Reports a refusal of `part` (or that it works again) once per change. `failed` with no refusal
-   * (a lost connection, a timeout) changes nothing: the connection events report those.
+   * Reports a refusal of the registry write (or that it works again) once per change. `failed` with
+   * no refusal (a lost connection, a timeout) changes nothing: the connection events report those.
    */
-  private report(part: RegistryPart, refusal: string | undefined, failed = false): void {
+  private report(refusal: string | undefined, failed = false): void {
     if (failed && refusal === undefined) return;
-    if (this.refused.get(part) === refusal) return;
-    if (refusal === undefined) this.refused.delete(part);
-    else this.refused.set(part, refusal);
-    this.deps.onRefusal?.(part, refusal);
+    if (this.refused === refusal) return;
+    this.refused = refusal;
+    this.deps.onRefusal?.(refusal);
   }
 }

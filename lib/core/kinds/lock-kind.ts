@@ -50,8 +50,9 @@ export interface HoldRef {
 /** `released`: the lock is free now; `still-held`: nested holds remain; `not-held`: nothing was ours. */
 export type ReleaseResult = 'released' | 'still-held' | 'not-held';
 
-/** One lease to renew. */
+/** One lease to renew, or (`leaseMs` 0) to check without renewing it. */
 export interface RenewRequest extends HoldRef {
+  /** The new lease; 0 only checks that the lock is still held (a connection came back). */
   readonly leaseMs: number;
   /** The renewal settles within this (capped by the command timeout): the lease left, locally. */
   readonly timeoutMs?: number;
@@ -82,7 +83,7 @@ export interface LockKind {
   readonly directedWakeupSleepMs?: number;
   attempt(request: AttemptRequest): Promise<AttemptResult>;
   release(hold: HoldRef): Promise<ReleaseResult>;
-  /** Renews many leases in as few round trips as the topology allows. */
+  /** Renews (or, with `leaseMs` 0, checks) many leases in as few round trips as the topology allows. */
   renew(requests: readonly RenewRequest[]): Promise<RenewResult[]>;
   /** Per-request exclusivity when it depends on the options (read-write: writers exclusive, readers shared). */
   isExclusive?(options: LockOptions): boolean;

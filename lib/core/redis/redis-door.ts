@@ -52,8 +52,9 @@ export interface RedisDoor {
   subscriber(): WakeupSubscriber;
   /**
    * Hears the connection go up or down, with the reason; repeats are the caller's to drop (see
-   * watchConnection). Families without connection events report nothing: their failures show in
-   * the commands that fail.
+   * watchConnection). Every connection made (the first and each reconnect; on a Cluster, also each
+   * node's) is an `up`: the server behind it may have restarted or failed over. Families without
+   * connection events report nothing: their failures show in the commands that fail.
    */
   watch(listener: (state: 'up' | 'down', reason?: string) => void): void;
   /** The error that made a connection the library owns give up for good (credentials, certificate). */

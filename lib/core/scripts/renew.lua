@@ -1,9 +1,10 @@
--- Watchdog and extend(): renew many locks in one call (mutex hashes and token-lock strings).
+-- Watchdog and extend(): renew many locks in one call (mutex hashes and token-lock strings). With a
+-- lease of 0 it only checks (a connection came back: are the locks still there?) and renews nothing.
 -- KEYS[i] lock key
--- ARGV[2i-1] owner id of KEYS[i]   ARGV[2i] new lease ms of KEYS[i]
--- Returns one entry per key: 1 renewed, 0 gone (expired or deleted), -1 held by another owner.
+-- ARGV[2i-1] owner id of KEYS[i]   ARGV[2i] new lease ms of KEYS[i] (0: check only)
+-- Returns one entry per key: 1 held (and renewed), 0 gone (expired or deleted), -1 held by another owner.
 --!include args.lua
-for i = 1, #KEYS do check_ms(ARGV[2 * i], 'lease ms') end
+for i = 1, #KEYS do check_ms(ARGV[2 * i], 'lease ms', 0) end
 local out = {}
 for i = 1, #KEYS do
   local owner = ARGV[2 * i - 1]
@@ -15,7 +16,7 @@ for i = 1, #KEYS do
     current = redis.call('GET', KEYS[i])
   end
   if current == owner then
-    redis.call('PEXPIRE', KEYS[i], ARGV[2 * i])
+    if ARGV[2 * i] ~= '0' then redis.call('PEXPIRE', KEYS[i], ARGV[2 * i]) end
     out[i] = 1
   elseif kind == 'none' then
     out[i] = 0

@@ -76,6 +76,10 @@ export class RedisBackend implements LockBackend {
     watchConnection(this.door, this.door.cluster ? 'Redis Cluster' : 'Redis', listener);
   }
 
+  watchReconnects(listener: () => void): void {
+    this.door.watch((state) => state === 'up' && listener());
+  }
+
   ping(timeoutMs: number): Promise<number> {
     return this.gateway.ping(timeoutMs);
   }

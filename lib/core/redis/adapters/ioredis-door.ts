@@ -8,7 +8,7 @@ import { clientPackageMissing, ifPeerMissing } from '../../errors/optional-peer'
 import type { ClientFamily, RedisArgs, RedisDoor, ScriptSend, WakeupSubscriber } from '../redis-door';
 import type { LuaScript, ScriptArg } from '../script-library';
 import { ValkeyShardedSubscriber } from './valkey-sharded-subscriber';
-import { ClientListeners } from '../client-listeners';
+import { ClientListeners, type EventSource } from '../client-listeners';
 
 /** An ioredis (or iovalkey, which copies its API) Redis or Cluster. */
 export type IoredisClient = Redis | Cluster;
@@ -33,6 +33,8 @@ export class IoredisDoor implements RedisDoor {
   private batch?: WriteBatch;
   /** Ours on the client (the user's, when passed in), removed at close. */
   private readonly listeners: ClientListeners;
+  /** Ours on a Cluster's node clients (watch), removed at close. */
+  private readonly nodeListeners: ClientListeners[] = [];
 
   constructor(
     readonly client: IoredisClient,
@@ -130,6 +132,16 @@ export class IoredisDoor implements RedisDoor {
   watch(listener: (state: 'up' | 'down', reason?: string) => void): void {
     const client = this.client;
     this.listeners.on('ready', () => listener('up'));
+    if (this.cluster) {
+      // A node's connection made again (after a node restart ioredis connects anew, when a command
+      // needs that node): its server may have lost the locks it had. Node clients end with the cluster.
+      // Node clients belong to the cluster, which a user's client outlives the engine with: removed at close.
+      this.listeners.on('+node', (node: EventSource) => {
+        const listeners = new ClientListeners(node);
+        listeners.on('ready', () => listener('up'));
+        this.nodeListeners.push(listeners);
+      });
+    }
     this.listeners.on('error', (error: Error) =>
       listener('down', fatalErrors.get(client)?.message ?? printable(error.message || error.name)),
     );
@@ -146,6 +158,7 @@ export class IoredisDoor implements RedisDoor {
   async close(): Promise<void> {
     if (this.owned) await closeConnection(this.client);
     this.listeners.removeAll();
+    for (const listeners of this.nodeListeners.splice(0)) listeners.removeAll();
   }
 
   /** The connection a command for `routeKey` goes to: on a Cluster the pooled connection to its slot's master. */

@@ -166,6 +166,8 @@ export class NodeRedisDoor implements RedisDoor {
 
   watch(listener: (state: 'up' | 'down', reason?: string) => void): void {
     this.listeners.on('ready', () => listener('up'));
+    // A Cluster's node connection made again: its server may have lost the locks it had.
+    if (this.cluster) this.listeners.on('node-ready', () => listener('up'));
     this.listeners.on('error', (error: Error) => listener('down', printable(error.message || error.name)));
   }
 

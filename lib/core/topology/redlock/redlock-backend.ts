@@ -81,6 +81,10 @@ export class RedlockBackend implements LockBackend {
     this.doors.forEach((door, i) => watchConnection(door, `RedLock node ${i}`, listener));
   }
 
+  watchReconnects(listener: () => void): void {
+    for (const door of this.doors) door.watch((state) => state === 'up' && listener());
+  }
+
   /** Resolves when a majority answered PING: the slowest round trip of that majority. */
   async ping(timeoutMs: number): Promise<number> {
     const ballot = await askNodes(this.gateways, (gateway, i) =>

@@ -144,7 +144,10 @@ export class RedlockKind implements LockKind {
   async renew(requests: readonly RenewRequest[]): Promise<RenewResult[]> {
     const n = this.nodes.length;
     const q = this.quorum;
-    const nodeRequests = requests.map((r) => ({ ...r, leaseMs: r.leaseMs + leaseDriftMs(r.leaseMs) }));
+    // A lease of 0 only checks: no drift allowance is added to it.
+    const nodeRequests = requests.map((r) =>
+      r.leaseMs === 0 ? r : { ...r, leaseMs: r.leaseMs + leaseDriftMs(r.leaseMs) },
+    );
     const allRenewed = (results: RenewResult[]): boolean => results.every((x) => x === 'renewed');
     const ballot = await askNodes(
       this.nodes,
@@ -164,7 +167,8 @@ export class RedlockKind implements LockKind {
       if (renewed >= q) return 'renewed';
       return countVotes(ballot, (v) => v[j] === 'taken-over') > 0 ? 'taken-over' : 'gone';
     });
-    await this.recreateWhereGone(nodeRequests, ballot, results);
+    // A check (lease 0) only tells; the next renewal recreates the copies (with a lease to give them).
+    if (requests.some((r) => r.leaseMs > 0)) await this.recreateWhereGone(nodeRequests, ballot, results);
     return results;
   }
 
@@ -186,6 +190,7 @@ export class RedlockKind implements LockKind {
         requests.map(async (r, j) => {
           const [base, ...nested] = r.holdIds ?? [];
           if (results[j] !== 'renewed' || base === undefined || vote.value[j] !== 'gone') return;
+          if (r.leaseMs === 0) return; // a check: nothing to recreate with
           const hold = { key: r.key, names: r.names, owner: r.owner, leaseMs: r.leaseMs, options: r.options };
           const answer = await node.attempt({ ...hold, holdId: base, reenter: false });
           if (answer.status !== 'granted') return;

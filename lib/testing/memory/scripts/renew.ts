@@ -1,9 +1,9 @@
 import { checkMs } from './args';
 import { count, ScriptPort } from './lua';
 
-/** renew.lua: renew many mutex hashes and token-lock strings; 1 renewed, 0 gone, -1 another owner's. */
+/** renew.lua: renew (lease 0: check) many mutex hashes and token-lock strings; 1 held, 0 gone, -1 another owner's. */
 export const renew: ScriptPort = (redis, KEYS, ARGV) => {
-  for (let i = 1; i <= count(KEYS); i++) checkMs(ARGV[2 * i], 'lease ms');
+  for (let i = 1; i <= count(KEYS); i++) checkMs(ARGV[2 * i], 'lease ms', 0);
   const out: number[] = [];
   for (let i = 1; i <= count(KEYS); i++) {
     const owner = ARGV[2 * i - 1];
@@ -15,7 +15,7 @@ export const renew: ScriptPort = (redis, KEYS, ARGV) => {
       current = redis.get(KEYS[i]!);
     }
     if (current === owner) {
-      redis.pexpire(KEYS[i]!, ARGV[2 * i]!);
+      if (ARGV[2 * i] !== '0') redis.pexpire(KEYS[i]!, ARGV[2 * i]!);
       out.push(1);
     } else if (kind === 'none') {
       out.push(0);
