@@ -195,7 +195,7 @@ export class HeldLocks implements GrantKeeper {
         results.forEach((result, i) => {
           const g = grants[i]!;
           if (result === 'renewed' || g.openHolds.size === 0) return;
-          g.lose(result === 'gone' ? 'reset' : 'taken-over');
+          g.lose(result === 'gone' ? 'reset' : result === 'unchecked' ? 'renewal-failed' : 'taken-over');
         });
       }),
     );

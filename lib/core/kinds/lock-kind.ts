@@ -60,8 +60,11 @@ export interface RenewRequest extends HoldRef {
   readonly holdIds?: readonly string[];
 }
 
-/** `gone`: expired or deleted; `taken-over`: another owner holds it now. */
-export type RenewResult = 'renewed' | 'gone' | 'taken-over';
+/**
+ * `gone`: expired or deleted; `taken-over`: another owner holds it now; `unchecked` (checks only, on
+ * a Cluster): its node could not answer while others did (when none answers, the call rejects).
+ */
+export type RenewResult = 'renewed' | 'gone' | 'taken-over' | 'unchecked';
 
 /**
  * A lock kind (mutex, token lock, read-write, fair, semaphore, RedLock...): the Redis side of

@@ -44,6 +44,7 @@ export async function renewPerSlot(
     groups.set(group, list);
   });
   const calls: Promise<void>[] = [];
+  const failures: unknown[] = [];
   for (const indexes of groups.values()) {
     for (let start = 0; start < indexes.length; start += CHUNK) {
       const chunk = indexes.slice(start, start + CHUNK);
@@ -51,15 +52,29 @@ export async function renewPerSlot(
       const args = chunk.flatMap((i) => [requests[i]!.owner, requests[i]!.leaseMs]);
       // Bounded by the shortest lease left in the chunk (and the command timeout).
       const timeoutMs = Math.min(...chunk.map((i) => requests[i]!.timeoutMs ?? Infinity));
+      // A check (lease 0, a connection came back) that meets a failover error fails at once: a lock
+      // that cannot be checked counts as lost, so its holder is told now, not at the deadline.
+      const check = chunk.every((i) => requests[i]!.leaseMs === 0);
       calls.push(
-        gateway.run(script, keys, args, { timeoutMs }).then((reply) => {
-          reply.forEach((code, j) => {
-            results[chunk[j]!] = code === 1 ? 'renewed' : code === 0 ? 'gone' : 'taken-over';
-          });
-        }),
+        gateway.run(script, keys, args, { timeoutMs, failFast: check }).then(
+          (reply) => {
+            reply.forEach((code, j) => {
+              results[chunk[j]!] = code === 1 ? 'renewed' : code === 0 ? 'gone' : 'taken-over';
+            });
+          },
+          (err: unknown) => {
+            // A check answers for the nodes that answered (a Cluster node restarting must not cost
+            // the locks on the others); a renewal that failed anywhere rejects, as it always did.
+            if (!check) throw err;
+            for (const i of chunk) results[i] = 'unchecked';
+            failures.push(err);
+          },
+        ),
       );
     }
   }
   await Promise.all(calls);
+  // Nothing answered: the failure itself, as for a renewal.
+  if (failures.length > 0 && results.every((r) => r === 'unchecked')) throw failures[0];
   return results;
 }
