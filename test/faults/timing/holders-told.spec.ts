@@ -4,7 +4,7 @@
  * Redis, one Cluster node and RedLock. The bound is 100 ms; the figures are printed. A timing spec:
  * it runs with nothing else (test/faults/timing/).
  */
-import Redis, { Cluster } from 'ioredis';
+import { Cluster } from 'ioredis';
 import { createLockEngine, LockRedisError } from '../../../lib/core';
 import type { LockEngine, LockHandle, LockKind, LockLostError, LockOptions } from '../../../lib/core';
 import { epochMs, round1 } from '../../support/clock';
