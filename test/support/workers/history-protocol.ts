@@ -2,8 +2,8 @@
  * The protocol of history-worker.ts (issue 39, "every holder told"): one JSON line each way
  * (spawn-worker.ts, worker-io.ts). The worker runs a few callers that take, write through the fencing
  * oracle, hold and release locks of a small set of keys in a loop, and records what happened to each
- * grant; the test collects every worker's history at the end. Every `at` is epochMs() of the worker
- * (comparable across processes on the host).
+ * grant; the test collects every worker's history at the end. Every `at` is historyEpochMs() of the worker
+ * (history-clock.ts: comparable across processes on the host).
  */
 
 /** How one caller of a worker takes its locks. */

@@ -3,7 +3,7 @@
  * a lock engine of its own and a few callers, each looping over a small set of keys: acquire -> record
  * the grant -> a fenced write through the oracle -> hold (a few ms, or a few hundred) -> a second fenced
  * write unless told meanwhile -> release. Every grant, loss signal, write, release and failed acquire
- * is recorded with epochMs() and sent to the test in one `history` message when it says `stop`
+ * is recorded with historyEpochMs() (history-clock.ts) and sent to the test in one `history` message when it says `stop`
  * (history-protocol.ts).
  *
  * Env: REDIS_URL (the locks); ORACLE_URL (the fencing oracle, on a Redis of its own); ENGINE_OPTIONS
@@ -19,9 +19,9 @@
  * second write, as a careful holder would, and stops holding at once.
  */
 import { createLockEngine, LockLostError, type LockHandle } from '../../../lib/core';
-import { epochMs } from '../clock';
 import { FenceOracle } from '../fence-oracle';
 import { emit, onParentMessage, requiredEnv } from '../worker-io';
+import { historyEpochMs } from './history-clock';
 import type { HistoryCaller, HistoryCommand, HistoryEvent, HistoryMessage } from './history-protocol';
 
 const send = (message: HistoryMessage): void => emit(message as unknown as Record<string, unknown>);
@@ -56,7 +56,7 @@ const stopping = new AbortController();
 let loops: Promise<void>[] = [];
 
 engine.events.on('connection', (c) =>
-  events.push({ type: 'connection', name: c.name, state: c.state, at: epochMs() }),
+  events.push({ type: 'connection', name: c.name, state: c.state, at: historyEpochMs() }),
 );
 
 const between = ([min, max]: [number, number]): number => min + Math.random() * (max - min);
@@ -76,7 +76,7 @@ function hold(ms: number, signals: AbortSignal[]): Promise<void> {
 }
 
 async function write(caller: number, lock: LockHandle, resource: string): Promise<void> {
-  const at = epochMs();
+  const at = historyEpochMs();
   const { accepted, last } = await oracle.write(resource, lock.fencingToken, `${name}/${caller}`);
   events.push({
     type: 'write',
@@ -87,7 +87,7 @@ async function write(caller: number, lock: LockHandle, resource: string): Promis
     accepted,
     last,
     at,
-    doneAt: epochMs(),
+    doneAt: historyEpochMs(),
   });
 }
 
@@ -98,7 +98,7 @@ async function loop(caller: number, { leaseMs }: HistoryCaller): Promise<void> {
     // A failed acquire is retried on the same key; otherwise any key.
     const key = retryKey ?? keys[Math.floor(Math.random() * keys.length)]!;
     retryKey = undefined;
-    send({ type: 'waiting', caller, key, at: epochMs() });
+    send({ type: 'waiting', caller, key, at: historyEpochMs() });
     let lock: LockHandle;
     try {
       lock = await engine.acquire(key, {
@@ -109,13 +109,20 @@ async function loop(caller: number, { leaseMs }: HistoryCaller): Promise<void> {
     } catch (err) {
       if (stopping.signal.aborted) break;
       const e = err as Error;
-      events.push({ type: 'acquireError', caller, key, name: e.name, message: e.message, at: epochMs() });
+      events.push({
+        type: 'acquireError',
+        caller,
+        key,
+        name: e.name,
+        message: e.message,
+        at: historyEpochMs(),
+      });
       retryKey = key;
       await hold(RETRY_AFTER_MS, [stopping.signal]);
       continue;
     }
     const token = lock.fencingToken;
-    const at = epochMs();
+    const at = historyEpochMs();
     const holdMs = between(Math.random() < holds.longShare ? holds.longMs : holds.shortMs);
     events.push({ type: 'grant', caller, key, token, lease, at });
     send({ type: 'holding', caller, key, lease, holdMs, at });
@@ -128,7 +135,7 @@ async function loop(caller: number, { leaseMs }: HistoryCaller): Promise<void> {
         token,
         reason: reason instanceof LockLostError ? reason.reason : String(reason),
         lostError: reason instanceof LockLostError,
-        at: epochMs(),
+        at: historyEpochMs(),
       });
     };
     if (lock.signal.aborted) told();
@@ -137,9 +144,9 @@ async function loop(caller: number, { leaseMs }: HistoryCaller): Promise<void> {
     await write(caller, lock, key);
     await hold(holdMs, [lock.signal, stopping.signal]);
     if (!lock.signal.aborted) await write(caller, lock, `${key}:end`);
-    const releaseAt = epochMs();
+    const releaseAt = historyEpochMs();
     const result = await lock.release();
-    events.push({ type: 'release', caller, key, token, result, at: releaseAt, doneAt: epochMs() });
+    events.push({ type: 'release', caller, key, token, result, at: releaseAt, doneAt: historyEpochMs() });
   }
 }
 

@@ -310,8 +310,17 @@ const DISCONNECT_TIMEOUT_MS = 200;
  */
 const WRITE_BATCH = 8;
 
-/** For connections we open: fail queued commands after a few reconnect attempts instead of 20. */
-const CLIENT_DEFAULTS: RedisOptions = { maxRetriesPerRequest: 3, disconnectTimeout: DISCONNECT_TIMEOUT_MS };
+/**
+ * For connections we open. Reconnect soon and often (after 10, 20, 30, 40 ms, then every 50 ms instead of
+ * ioredis' 50 ms more per attempt up to 2 s): after a restart each engine checks its locks the moment it is
+ * back, so processes that reconnect close together learn close together (docs/GUARANTEES.md). Queued
+ * commands fail after 8 attempts, about 300 ms, as 3 of ioredis' own did, instead of its 20.
+ */
+const CLIENT_DEFAULTS: RedisOptions = {
+  retryStrategy: (times) => Math.min(times * 10, 50),
+  maxRetriesPerRequest: 8,
+  disconnectTimeout: DISCONNECT_TIMEOUT_MS,
+};
 
 /**
  * For Sentinel connections we open: follow `+switch-master` at once (a frozen or partitioned old
