@@ -103,7 +103,7 @@ describe('@DistributedLock() on a provider method', () => {
     const { outer, inner, holds } = await inventory().reserve('apple');
     expect(outer).toEqual({ key: 'stock:apple', token: expect.any(Number), aborted: false });
     expect(inner.token).toBe(outer.token);
-    expect(holds).toBe(4); // owner + fence + one field per hold (outer and inner)
+    expect(holds).toBe(5); // owner, fence, the hold count n and one field per hold (outer and inner)
     expect(await probe.exists(`${PREFIX}{stock:apple}:m`)).toBe(0);
   });
 

@@ -156,8 +156,13 @@ export async function commandsDuring(
 
 /** Number of holds in a reentrant-mutex hash (fields other than owner and fence); 0 when absent. */
 export async function holdCount(admin: Redis, lockName: string): Promise<number> {
-  const fields = await admin.hkeys(lockName);
-  return fields.filter((f) => f !== 'owner' && f !== 'fence').length;
+  const hash = await admin.hgetall(lockName);
+  const holds = Object.keys(hash).filter((f) => !['owner', 'fence', 'n', 'w'].includes(f)).length;
+  // The mutex counts its holds in `n` (the fair lock's holder does not): the count and the fields agree.
+  if (hash.n !== undefined && Number(hash.n) !== holds) {
+    throw new Error(`${lockName}: n = ${hash.n} but ${holds} hold fields (${JSON.stringify(hash)})`);
+  }
+  return holds;
 }
 
 /** Resolves with the signal's reason once it aborts (at once if it already has). */

@@ -76,7 +76,8 @@ export function decodeLockState(reply: InspectReply, names: InspectNames): KindS
             ownerId: owner,
             expiresAt: now + mPttl,
             fencingToken: Number(hash.get('fence') ?? 0),
-            holdCount: hash.size - 2,
+            // `n` counts the mutex's holds; the fair lock's holder has only owner, fence and one field per hold.
+            holdCount: Number(hash.get('n') ?? hash.size - 2),
           },
         ],
         waitersByEngine: mutexWaiters,

@@ -8,6 +8,7 @@ const KEY_COMMANDS = [
   'EXISTS',
   'GET',
   'SET v PX 1',
+  'INCRBY 1',
   'DEL',
   'PTTL',
   'PEXPIRE 1',

@@ -36,7 +36,9 @@ if tag == 'm' or tag == 'fair' then
     local owner = redis.call('HGET', lock, 'owner')
     -- No owner: a lock reserved for a moment for one waiting process, held by nobody.
     if not owner then return {0} end
-    add(owner, redis.call('HGET', lock, 'fence') or '0', redis.call('HLEN', lock) - 2)
+    -- The holds: `n` (mutex-acquire.lua), or the fields besides owner and fence (the fair lock's holder).
+    local holds = tonumber(redis.call('HGET', lock, 'n')) or redis.call('HLEN', lock) - 2
+    add(owner, redis.call('HGET', lock, 'fence') or '0', holds)
   elseif kind == 'hash' or kind == 'string' then
     return {0}
   else

@@ -1,5 +1,5 @@
 -- Several locks at once, all or none, in one call (all keys in one Cluster slot, or one Redis).
--- Each lock is written exactly as mutex-acquire.lua (reentrant hash {owner, fence, <hold id> = 1})
+-- Each lock is written exactly as mutex-acquire.lua (reentrant hash {owner, fence, n, <hold id> = 1})
 -- or token-acquire.lua (string = owner) would write it, with its own next fencing token (one token:
 -- multi-key grants reserve none for cohort hand-offs), so single- and multi-key lockers of one key
 -- exclude each other and share that key's token sequence. A busy mutex records this caller in its
@@ -21,10 +21,13 @@ local ours, reserved_for_us = {}, {}
 
 local function busy(i, pttl, kind)
   if kind == 'hash' then
-    -- Record a waiter on a mutex, so its release publishes a wake-up (mutex-release.lua).
+    -- Record a waiter on a mutex, so its release publishes a wake-up (mutex-release.lua): in the zset,
+    -- and as the mark `w` on a hash that counts its holds (`n`; see mutex-acquire.lua on layout 1).
+    local lock = KEYS[3 * i - 2]
     local t = redis.call('TIME')
     redis.call('ZADD', KEYS[3 * i], 'NX', tonumber(t[1]) * 1000000 + tonumber(t[2]), owner)
     redis.call('PEXPIRE', KEYS[3 * i], pttl + 2000)
+    if redis.call('HEXISTS', lock, 'n') == 1 then redis.call('HSET', lock, 'w', '1') end
   end
   return {0, pttl, i}
 end
@@ -57,7 +60,11 @@ for i = 1, n do
   local token
   if ours[i] then
     if hash then
-      redis.call('HSET', lock, hold, '1')
+      -- One more hold, counted (a hold already there is this call, sent again).
+      if redis.call('HEXISTS', lock, hold) == 0 then
+        redis.call('HSET', lock, hold, '1')
+        redis.call('HINCRBY', lock, 'n', 1)
+      end
       token = tonumber(redis.call('HGET', lock, 'fence'))
     else
       token = tonumber(redis.call('GET', fence)) or next_fence(fence, ARGV[4], 1)
@@ -65,7 +72,7 @@ for i = 1, n do
   else
     token = next_fence(fence, ARGV[4], 1)
     if hash then
-      redis.call('HSET', lock, 'owner', owner, 'fence', string.format('%.0f', token), hold, '1')
+      redis.call('HSET', lock, 'owner', owner, 'fence', string.format('%.0f', token), 'n', '1', hold, '1')
     else
       redis.call('SET', lock, owner)
     end

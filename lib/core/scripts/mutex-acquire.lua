@@ -1,9 +1,12 @@
 -- Reentrant mutex: acquire, or re-enter when the owner already holds it.
--- The lock is a hash { owner = <owner id>, fence = <token>, <hold id> = 1 ... }: one field per hold,
--- so every release names its own hold and a retried release can never remove two holds. Waiters that
--- found it busy are recorded in the `waiters` zset (process -> first wait, server µs): the release
--- publishes a wake-up only when someone waits, and a cohort ending at its bound reserves the lock for
--- the process that has waited longest (see mutex-release.lua: the key is then { x = '+' .. process }).
+-- The lock is a hash { owner = <owner id>, fence = <token>, n = <holds>, <hold id> = 1 ..., w = 1 }:
+-- one field per hold, so every release names its own hold and a retried release can never remove two
+-- holds; `n` counts the holds, so a release reads one field instead of counting them. `w` marks that a
+-- waiter found this grant busy: the release publishes a wake-up only then. Waiters are recorded in the
+-- `waiters` zset too (process -> first wait, server µs): a cohort ending at its bound reserves the lock
+-- for the process that has waited longest (see mutex-release.lua: the key is then { x = '+' .. process }).
+-- Layout 1 (before 0.3.0) had neither `n` nor `w`, and its release counted fields (HLEN): a waiter
+-- marks only hashes that have `n`, so a process of the earlier layout never counts `w` as a hold.
 -- KEYS[1] lock hash   KEYS[2] fence counter   KEYS[3] waiters zset
 -- ARGV[1] owner id    ARGV[2] hold id    ARGV[3] lease ms    ARGV[4] fence ttl ms
 -- Optional, in order (the common call leaves the trailing ones out):
@@ -15,24 +18,25 @@
 --         {-1, type} the key holds data that is not a lock (left untouched).
 --!include fence.lua
 --!include args.lua
-local reserve = ARGV[5] or '1'
-check_ms(ARGV[3], 'lease ms'); check_ms(ARGV[4], 'fence ttl ms'); check_ms(reserve, 'tokens to reserve')
 local lock = KEYS[1]
 local process = (ARGV[6] or '') ~= '' and ARGV[6] or ARGV[1]
 local recorded = ARGV[7] == '1'
 local reenter_only = ARGV[8] == '1'
 
-local function busy(pttl)
+local function busy(pttl, mark)
   if reenter_only then return {-2} end
   local t = redis.call('TIME')
   redis.call('ZADD', KEYS[3], 'NX', tonumber(t[1]) * 1000000 + tonumber(t[2]), process)
   redis.call('PEXPIRE', KEYS[3], pttl + 2000)
+  if mark then redis.call('HSET', lock, 'w', '1') end
   return {0, pttl}
 end
 
 local function grant()
-  local token = next_fence(KEYS[2], ARGV[4], tonumber(reserve))
-  redis.call('HSET', lock, 'owner', ARGV[1], 'fence', string.format('%.0f', token), ARGV[2], '1')
+  -- Checked before the first write: a bad argument is an error reply, never a lock without a TTL.
+  check_ms(ARGV[3], 'lease ms'); check_ms(ARGV[4], 'fence ttl ms')
+  local token = next_fence(KEYS[2], ARGV[4], check_ms(ARGV[5] or '1', 'tokens to reserve'))
+  redis.call('HSET', lock, 'owner', ARGV[1], 'fence', string.format('%.0f', token), 'n', '1', ARGV[2], '1')
   redis.call('PEXPIRE', lock, ARGV[3])
   if recorded then redis.call('ZREM', KEYS[3], process) end
   return {1, token}
@@ -44,27 +48,31 @@ if pttl == -2 then
   if reenter_only then return {-2} end
   return grant()
 end
-local owner = redis.pcall('HGET', lock, 'owner')
-if type(owner) == 'table' then
+-- One read for the rest (HMGET under pcall: a key of another type is not a hash).
+local found = redis.pcall('HMGET', lock, 'owner', 'n', 'w', 'x', ARGV[2])
+if found.err then
   -- Not a hash: a token lock (a string with a lease) of the same name is busy; anything else is foreign.
   local kind = redis.call('TYPE', lock).ok
   if kind ~= 'string' or pttl < 0 then return {-1, kind} end
-  return busy(pttl)
+  return busy(pttl, false)
 end
+local owner, n = found[1], tonumber(found[2])
 if owner == ARGV[1] then
-  redis.call('HSET', lock, ARGV[2], '1')
+  check_ms(ARGV[3], 'lease ms')
+  -- A hold already there is this very re-entry, sent again (a reply lost with the connection).
+  if not found[5] then redis.call('HSET', lock, ARGV[2], '1', 'n', (n or 1) + 1) end
   if pttl < tonumber(ARGV[3]) then redis.call('PEXPIRE', lock, ARGV[3]) end
   return {2, tonumber(redis.call('HGET', lock, 'fence'))}
 end
 if owner then
   if pttl < 0 then return {-1, 'hash'} end
-  return busy(pttl)
+  return busy(pttl, n ~= nil and not found[3])
 end
 -- No owner field on an existing key: a lock reserved for one process for a moment, or a hash that is
 -- not a lock.
-local reserved = redis.call('HGET', lock, 'x')
+local reserved = found[4]
 if not reserved or pttl < 0 then return {-1, 'hash'} end
-if reserved ~= '+' .. process then return busy(pttl) end
+if reserved ~= '+' .. process then return busy(pttl, false) end
 redis.call('DEL', lock)
 if reenter_only then return {-2} end
 -- The reserved process was recorded as a waiter: always drop it.

@@ -1,21 +1,20 @@
 import type { MemoryStore } from '../memory-store';
-import { fmt, tonumber } from './lua';
+import { fmt } from './lua';
 
 /**
- * fence.lua: next_fence(fence_key, fence_ttl_ms, reserve). The next fencing token: above every
- * token the counter handed out, floored by the server clock in µs; `reserve` > 1 keeps the next
- * reserve - 1 tokens for the same grant (the counter is left at the last one).
+ * fence.lua: next_fence(fence_key, fence_ttl_ms, reserve). The next fencing token: INCRBY on the
+ * counter; a new counter, and a grant that reserves tokens for a cohort, are floored by the server
+ * clock in µs (the counter then gets its TTL); the TTL is renewed every 1024 tokens.
  */
-export function nextFence(
-  redis: MemoryStore,
-  fenceKey: string,
-  fenceTtlMs: string,
-  reserve?: number,
-): number {
+export function nextFence(redis: MemoryStore, fenceKey: string, fenceTtlMs: string, reserve = 1): number {
+  const last = redis.incrby(fenceKey, reserve);
+  let token = last - reserve + 1;
+  if (reserve === 1 && last > 1) {
+    if (last % 1024 === 0) redis.pexpire(fenceKey, fenceTtlMs);
+    return token;
+  }
   const nowUs = redis.nowUs();
-  const last = tonumber(redis.get(fenceKey) ?? '0') ?? 0;
-  let token = last + 1;
-  if (nowUs > token) token = nowUs;
-  redis.set(fenceKey, fmt(token + (reserve ?? 1) - 1), fenceTtlMs);
+  if (last === reserve || nowUs > token) token = nowUs;
+  redis.set(fenceKey, fmt(token + reserve - 1), fenceTtlMs);
   return token;
 }

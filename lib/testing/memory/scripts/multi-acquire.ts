@@ -17,8 +17,10 @@ export const multiAcquire: ScriptPort = (redis, KEYS, ARGV) => {
   const busy = (i: number, pttl: number, kind: string): LuaValue => {
     if (kind === 'hash') {
       // Record a waiter on a mutex, so its release publishes a wake-up (mutex-release.lua).
+      const lock = KEYS[3 * i - 2]!;
       redis.zadd(KEYS[3 * i]!, redis.nowUs(), owner, true);
       redis.pexpire(KEYS[3 * i]!, pttl + 2000);
+      if (redis.hexists(lock, 'n')) redis.hset(lock, 'w', '1');
     }
     return [0, pttl, i];
   };
@@ -51,7 +53,11 @@ export const multiAcquire: ScriptPort = (redis, KEYS, ARGV) => {
     let token: number | undefined;
     if (ours.has(i)) {
       if (hash) {
-        redis.hset(lock, hold, '1');
+        // One more hold, counted (a hold already there is this call, sent again).
+        if (!redis.hexists(lock, hold)) {
+          redis.hset(lock, hold, '1');
+          redis.hincrby(lock, 'n', 1);
+        }
         token = tonumber(redis.hget(lock, 'fence'));
       } else {
         token = tonumber(redis.get(fence)) ?? nextFence(redis, fence, ARGV[4]!, 1);
@@ -59,7 +65,7 @@ export const multiAcquire: ScriptPort = (redis, KEYS, ARGV) => {
     } else {
       token = nextFence(redis, fence, ARGV[4]!, 1);
       if (hash) {
-        redis.hset(lock, 'owner', owner, 'fence', fmt(token), hold, '1');
+        redis.hset(lock, 'owner', owner, 'fence', fmt(token), 'n', '1', hold, '1');
       } else {
         redis.set(lock, owner);
       }

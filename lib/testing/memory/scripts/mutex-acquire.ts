@@ -5,25 +5,24 @@ import { fmt, isError, LuaValue, pcall, ScriptPort, tonumber } from './lua';
 /** mutex-acquire.lua: acquire the reentrant mutex, or re-enter; a busy attempt records its process. */
 export const mutexAcquire: ScriptPort = (redis, KEYS, ARGV) => {
   // ARGV[5..8] are optional (left out when they hold their defaults): see mutex-acquire.lua.
-  const reserve = ARGV[5] ?? '1';
-  checkMs(ARGV[3], 'lease ms');
-  checkMs(ARGV[4], 'fence ttl ms');
-  checkMs(reserve, 'tokens to reserve');
   const lock = KEYS[1]!;
   const process = (ARGV[6] ?? '') !== '' ? ARGV[6]! : ARGV[1]!;
   let recorded = ARGV[7] === '1';
   const reenterOnly = ARGV[8] === '1';
 
-  const busy = (pttl: number): LuaValue => {
+  const busy = (pttl: number, mark: boolean): LuaValue => {
     if (reenterOnly) return [-2];
     redis.zadd(KEYS[3]!, redis.nowUs(), process, true);
     redis.pexpire(KEYS[3]!, pttl + 2000);
+    if (mark) redis.hset(lock, 'w', '1');
     return [0, pttl];
   };
 
   const grant = (): LuaValue => {
-    const token = nextFence(redis, KEYS[2]!, ARGV[4]!, tonumber(reserve));
-    redis.hset(lock, 'owner', ARGV[1]!, 'fence', fmt(token), ARGV[2]!, '1');
+    checkMs(ARGV[3], 'lease ms');
+    checkMs(ARGV[4], 'fence ttl ms');
+    const token = nextFence(redis, KEYS[2]!, ARGV[4]!, checkMs(ARGV[5] ?? '1', 'tokens to reserve'));
+    redis.hset(lock, 'owner', ARGV[1]!, 'fence', fmt(token), 'n', '1', ARGV[2]!, '1');
     redis.pexpire(lock, ARGV[3]!);
     if (recorded) redis.zrem(KEYS[3]!, process);
     return [1, token];
@@ -35,27 +34,30 @@ export const mutexAcquire: ScriptPort = (redis, KEYS, ARGV) => {
     if (reenterOnly) return [-2];
     return grant();
   }
-  const owner = pcall(() => redis.hget(lock, 'owner'));
-  if (isError(owner)) {
+  const found = pcall(() => ['owner', 'n', 'w', 'x', ARGV[2]!].map((f) => redis.hget(lock, f)));
+  if (isError(found)) {
     // Not a hash: a token lock (a string with a lease) of the same name is busy; anything else is foreign.
     const kind = redis.type(lock);
     if (kind !== 'string' || pttl < 0) return [-1, kind];
-    return busy(pttl);
+    return busy(pttl, false);
   }
+  const [owner, nField, mark, reserved, hold] = found;
+  const n = tonumber(nField ?? undefined);
   if (owner === ARGV[1]) {
-    redis.hset(lock, ARGV[2]!, '1');
+    checkMs(ARGV[3], 'lease ms');
+    // A hold already there is this very re-entry, sent again (a reply lost with the connection).
+    if (hold === null) redis.hset(lock, ARGV[2]!, '1', 'n', String((n ?? 1) + 1));
     if (pttl < Number(ARGV[3])) redis.pexpire(lock, ARGV[3]!);
     return [2, tonumber(redis.hget(lock, 'fence'))];
   }
   if (owner !== null) {
     if (pttl < 0) return [-1, 'hash'];
-    return busy(pttl);
+    return busy(pttl, n !== undefined && mark === null);
   }
   // No owner field on an existing key: a lock reserved for one process for a moment, or a hash that is
   // not a lock.
-  const reserved = redis.hget(lock, 'x');
   if (reserved === null || pttl < 0) return [-1, 'hash'];
-  if (reserved !== '+' + process) return busy(pttl);
+  if (reserved !== '+' + process) return busy(pttl, false);
   redis.del(lock);
   if (reenterOnly) return [-2];
   // The reserved process was recorded as a waiter: always drop it.

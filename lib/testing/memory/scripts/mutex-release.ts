@@ -1,26 +1,37 @@
 import { checkMs } from './args';
-import { isError, pcall, ScriptPort } from './lua';
+import { isError, pcall, ScriptPort, tonumber } from './lua';
 
 /**
  * mutex-release.lua (the mutex and the fair lock's holder): release one hold; the last one deletes
  * the lock, reserves it for the longest waiting process when a cohort ended at its bound, and wakes
- * the waiters (the fair lock: only its queue's head, by '@' .. its entry).
+ * the waiters when one marked the grant (the fair lock: only its queue's head, by '@' .. its entry).
  */
 export const mutexRelease: ScriptPort = (redis, KEYS, ARGV) => {
   // ARGV[5..7] are optional (left out when they hold their defaults): see mutex-release.lua.
   const keepOut = ARGV[6] ?? '';
   if (keepOut !== '') checkMs(ARGV[7], 'yield ms');
   const lock = KEYS[1]!;
-  // One read for both checks: the owner, and this hold (HMGET under pcall: a non-hash is not ours).
-  const found = pcall(() => [redis.hget(lock, 'owner'), redis.hget(lock, ARGV[2]!)]);
+  // One read for every check: owner, this hold, the hold count, the waiter mark (a non-hash is not ours).
+  const found = pcall(() => ['owner', ARGV[2]!, 'n', 'w'].map((f) => redis.hget(lock, f)));
   if (isError(found) || found[0] !== ARGV[1] || found[1] === null) return 0;
-  // Other holds left (fields besides owner, fence and this hold): remove only this one.
-  if (redis.hlen(lock) > 3) {
+  const [, , nField, mark] = found;
+  // The holds: `n`, or for a hash without it (the fair lock's holder) the fields besides owner and fence.
+  const n = tonumber(nField ?? undefined) ?? redis.hlen(lock) - 2;
+  if (n > 1) {
     redis.hdel(lock, ARGV[2]!);
+    if (nField !== null) redis.hset(lock, 'n', String(n - 1));
     return 2;
   }
   redis.del(lock);
-  const waiting = ARGV[5] !== '1' ? redis.zrange(KEYS[2]!, 0, 1).map(([member]) => member) : [];
+  if (ARGV[5] === '1') {
+    // The fair lock: KEYS[2] is its queue; only its head may take the lock, so only the head is woken.
+    const head = redis.zrange(KEYS[2]!, 0, 0)[0]?.[0];
+    if (head !== undefined) redis.publish(ARGV[3]!, '@' + head);
+    return 1;
+  }
+  // The waiters zset is read only to reserve the lock, or for a hash without the mark (layout 1).
+  const waiting =
+    keepOut !== '' || nField === null ? redis.zrange(KEYS[2]!, 0, 1).map(([member]) => member) : [];
   if (keepOut !== '') {
     // Lua's `waiting[1] == keep_out and waiting[2] or waiting[1]`: a nil waiting[2] falls back to waiting[1].
     const next = (waiting[0] === keepOut ? waiting[1] : undefined) ?? waiting[0];
@@ -31,12 +42,6 @@ export const mutexRelease: ScriptPort = (redis, KEYS, ARGV) => {
       redis.zrem(KEYS[2]!, next);
     }
   }
-  if (ARGV[5] === '1') {
-    // The fair lock: KEYS[2] is its queue; only its head may take the lock, so only the head is woken.
-    const head = redis.zrange(KEYS[2]!, 0, 0)[0]?.[0];
-    if (head !== undefined) redis.publish(ARGV[3]!, '@' + head);
-  } else if (waiting.length > 0) {
-    redis.publish(ARGV[3]!, 'released');
-  }
+  if (mark !== null || waiting.length > 0) redis.publish(ARGV[3]!, 'released');
   return 1;
 };
