@@ -16,7 +16,7 @@ const PREFIX = 'acl:';
 /** docs/SECURITY.md: one Redis or a Sentinel-managed master, with the inspection registry. */
 const DOCUMENTED = [
   'evalsha', 'eval', 'evalsha_ro', 'eval_ro', 'ping', 'info', 'subscribe', 'unsubscribe', 'publish', 'time',
-  'type', 'exists', 'get', 'set', 'incrby', 'del', 'pttl', 'pexpire',
+  'type', 'exists', 'get', 'set', 'del', 'pttl', 'pexpire',
   'hget', 'hmget', 'hset', 'hdel', 'hlen', 'hexists', 'hincrby',
   'multi', 'exec', 'hgetall', 'xadd', 'xrevrange',
   'zadd', 'zrem', 'zrange', 'zrangebyscore', 'zremrangebyscore', 'zcard', 'zscore',

@@ -1,6 +1,7 @@
 /**
- * A rolling deploy stays safe (issue 23): processes of the release before the engine rebuild (commit
- * ec71799) and of this checkout's lib/ share one redis-server and one key per round, for every kind
+ * A rolling deploy stays safe (issues 23 and 38): processes of an earlier release (the one before the
+ * engine rebuild, ec71799; and 0.2.0, d85931c, whose mutex had no hold count `n` and no waiter mark
+ * `w`) and of this checkout's lib/ share one redis-server and one key per round, for every kind
  * and both lease modes (a fixed `leaseMs`; the watchdog, with local cohorts), and take the lock over
  * and over from both sides at once. Each critical section is a read-modify-write of a Redis counter
  * that two holders at once would corrupt (rolling-deploy-worker.ts). Asserted per round:
@@ -30,8 +31,11 @@ import { startRedis, type RedisServerProcess } from '../support/redis-server';
 import { spawnWorker, workerPath, type WorkerProcess } from '../support/spawn-worker';
 import type { Round, RoundReport } from '../support/workers/rolling-deploy-worker';
 
-/** The last release before the engine rebuild: the release a deploy of this checkout replaces. */
-const OLD_RELEASE = 'ec71799';
+/** The releases a deploy of this checkout may replace, each run beside it in its own rounds. */
+const OLD_RELEASES = [
+  { commit: 'ec71799', name: 'the release before the engine rebuild' },
+  { commit: 'd85931c', name: '0.2.0, the mutex layout before the hold count and waiter mark' },
+];
 const REPO = path.resolve(__dirname, '..', '..');
 /** Git-ignored (.gitignore): where old releases' lib/ folders are extracted while the spec runs. */
 const RELEASES_DIR = path.join(REPO, '.releases');
@@ -72,7 +76,7 @@ function extractLib(commit: string): string {
   const found = spawnSync('git', ['cat-file', '-e', `${commit}^{commit}`], { cwd: REPO, encoding: 'utf8' });
   if (found.status !== 0) {
     throw new Error(
-      `commit ${commit} (the release before the engine rebuild, which this spec runs beside this ` +
+      `commit ${commit} (an earlier release, which this spec runs beside this ` +
         `checkout's lib/) is not in this clone's history: \`git cat-file -e ${commit}^{commit}\` ` +
         `failed (${(found.stderr || found.error?.message || '').trim()}). A shallow clone lacks it: ` +
         `run \`git fetch --unshallow\` or use a full clone.`,
@@ -102,7 +106,7 @@ const refused = (report: RoundReport): boolean =>
   report.errors.length > 0 &&
   report.errors.every((e) => e.beforeFirstGrant && REFUSAL.test(e.message));
 
-describe(`rolling deploy: the release before (${OLD_RELEASE}) and this checkout on one Redis`, () => {
+describe.each(OLD_RELEASES)('rolling deploy: $name ($commit) and this checkout on one Redis', (release) => {
   const figures = faultFigures();
   /** How often the holder changed from one release to the other, per round (both releases running). */
   const switchesPerRound: number[] = [];
@@ -113,7 +117,7 @@ describe(`rolling deploy: the release before (${OLD_RELEASE}) and this checkout 
   const workers: { side: Side; name: string; process: WorkerProcess }[] = [];
 
   beforeAll(async () => {
-    oldLib = extractLib(OLD_RELEASE);
+    oldLib = extractLib(release.commit);
     redis = await startRedis();
     admin = redisClient(redis.url);
     for (const [side, libDir] of [
@@ -138,8 +142,8 @@ describe(`rolling deploy: the release before (${OLD_RELEASE}) and this checkout 
     await redis?.stop();
     removeReleases(oldLib);
     if (Object.keys(measured).length > 0) {
-      figures.record('rolling-deploy', {
-        title: `${OLD_RELEASE} and this checkout, ${PROCESSES_PER_SIDE} processes each, one key per round`,
+      figures.record(`rolling-deploy-${release.commit}`, {
+        title: `${release.commit} and this checkout, ${PROCESSES_PER_SIDE} processes each, one key per round`,
         rounds: measured,
       });
     }

@@ -24,7 +24,7 @@ const PREFIX = 'lock:';
 /** The minimal ACL of docs/SECURITY.md (single Redis or Sentinel), as ACL SETUSER rules. */
 const COMMANDS = [
   'evalsha', 'eval', 'evalsha_ro', 'eval_ro', 'ping', 'info', 'subscribe', 'unsubscribe', 'publish', 'time',
-  'type', 'exists', 'get', 'set', 'incrby', 'del', 'pttl', 'pexpire',
+  'type', 'exists', 'get', 'set', 'del', 'pttl', 'pexpire',
   'hget', 'hmget', 'hset', 'hdel', 'hlen', 'hexists', 'hincrby',
   'zadd', 'zrem', 'zrange', 'zrangebyscore', 'zremrangebyscore', 'zcard', 'zscore',
 ]; // prettier-ignore

@@ -102,15 +102,6 @@ export class MemoryStore {
     return true;
   }
 
-  /** INCRBY: the new value; keeps the TTL, and a counter it creates never expires (as in Redis). */
-  incrby(key: string, by: number): number {
-    const value = Number(this.get(key) ?? '0') + by;
-    const e = this.entry(key);
-    if (e) e.value = { type: 'string', value: String(value) };
-    else this.entries.set(key, { value: { type: 'string', value: String(value) } });
-    return value;
-  }
-
   /** RPUSH (a new list never expires): lets tests put foreign data at a lock's key. */
   rpush(key: string, ...items: string[]): void {
     const list = this.read(key, 'list');

@@ -1,20 +1,23 @@
 import type { MemoryStore } from '../memory-store';
-import { fmt } from './lua';
+import { fmt, tonumber } from './lua';
 
 /**
- * fence.lua: next_fence(fence_key, fence_ttl_ms, reserve). The next fencing token: INCRBY on the
- * counter; a new counter, and a grant that reserves tokens for a cohort, are floored by the server
- * clock in µs (the counter then gets its TTL); the TTL is renewed every 1024 tokens.
+ * fence.lua: next_fence(fence_key, fence_ttl_ms, reserve). The next fencing token: the server clock in
+ * µs, written with `SET … GET`; when the last token read back is not below it, one above that instead.
+ * `reserve` > 1 keeps the next reserve - 1 tokens for the same grant (the counter is left at the last one).
  */
-export function nextFence(redis: MemoryStore, fenceKey: string, fenceTtlMs: string, reserve = 1): number {
-  const last = redis.incrby(fenceKey, reserve);
-  let token = last - reserve + 1;
-  if (reserve === 1 && last > 1) {
-    if (last % 1024 === 0) redis.pexpire(fenceKey, fenceTtlMs);
-    return token;
-  }
-  const nowUs = redis.nowUs();
-  if (last === reserve || nowUs > token) token = nowUs;
+export function nextFence(
+  redis: MemoryStore,
+  fenceKey: string,
+  fenceTtlMs: string,
+  reserve = 1,
+): number {
+  let token = redis.nowUs();
+  const last = tonumber(redis.get(fenceKey) ?? '0') ?? 0;
   redis.set(fenceKey, fmt(token + reserve - 1), fenceTtlMs);
+  if (last >= token) {
+    token = last + 1;
+    redis.set(fenceKey, fmt(token + reserve - 1), fenceTtlMs);
+  }
   return token;
 }
