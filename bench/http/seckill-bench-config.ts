@@ -7,6 +7,7 @@ import type { SampleConfig } from '../../sample-app/sample-config';
 export const HTTP_APPS = [
   'nestjs-distributed-lock',
   'nestjs-distributed-lock (leaseMs 5 s)',
+  'nestjs-distributed-lock (bare module)',
   'in-process mutex (ceiling)',
   '@anchan828/nest-redlock',
   'nestjs-redlock-universal',
@@ -20,6 +21,8 @@ export const HTTP_OURS: HttpAppId = 'nestjs-distributed-lock';
 export const HTTP_CEILING: HttpAppId = 'in-process mutex (ceiling)';
 /** The sample app with a fixed lease on every lock (`defaults.leaseMs`), as the seed's decorator shape has it. */
 export const HTTP_OURS_LEASE: HttpAppId = 'nestjs-distributed-lock (leaseMs 5 s)';
+/** The route under this library in a module as bare as the ceiling's (the sample app adds a console, a guard, metrics). */
+export const HTTP_OURS_BARE: HttpAppId = 'nestjs-distributed-lock (bare module)';
 /** The fixed lease of HTTP_OURS_LEASE. */
 export const HTTP_LEASE_MS = 5_000;
 

@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { createInterface } from 'node:readline';
 import { listenTuned } from '../../sample-app/http-tuning';
 import { startSampleApp } from '../../sample-app/main';
@@ -8,6 +9,7 @@ import {
   benchSampleConfig,
   HTTP_APPS,
   HTTP_LEASE_MS,
+  HTTP_OURS_BARE,
   HTTP_OURS_LEASE,
   type HttpAppId,
 } from './seckill-bench-config';
@@ -28,17 +30,24 @@ async function start(id: HttpAppId, redisUrl: string, port: number): Promise<INe
       { host: '127.0.0.1', logger: ['error'] },
     );
   const module =
-    id === 'in-process mutex (ceiling)'
-      ? (await import('./in-process-mutex-seckill.module')).InProcessMutexSeckillModule.forRoot(config)
-      : id === '@anchan828/nest-redlock'
-        ? (await import('./anchan828-seckill.module')).Anchan828SeckillModule.forRoot(config)
-        : (await import('./redlock-universal-seckill.module')).RedlockUniversalSeckillModule.forRoot(config);
+    id === HTTP_OURS_BARE
+      ? (await import('./bare-seckill.module')).BareSeckillModule.forRoot(config)
+      : id === 'in-process mutex (ceiling)'
+        ? (await import('./in-process-mutex-seckill.module')).InProcessMutexSeckillModule.forRoot(config)
+        : id === '@anchan828/nest-redlock'
+          ? (await import('./anchan828-seckill.module')).Anchan828SeckillModule.forRoot(config)
+          : (await import('./redlock-universal-seckill.module')).RedlockUniversalSeckillModule.forRoot(
+              config,
+            );
   const app = await NestFactory.create(module, { logger: ['error'], forceCloseConnections: true });
   await listenTuned(app, port, '127.0.0.1');
   return app;
 }
 
 async function main(): Promise<void> {
+  // BENCH_ASYNC_CONTEXT=1 (bench/profile/seckill-profile.ts): an AsyncLocalStorage in use in the
+  // process, as this library's lock scope has one, to measure what async context tracking costs an app.
+  if (process.env.BENCH_ASYNC_CONTEXT === '1') new AsyncLocalStorage<boolean>().enterWith(true);
   const id = process.env.BENCH_HTTP_APP as HttpAppId;
   if (!HTTP_APPS.includes(id)) throw new Error(`unknown BENCH_HTTP_APP ${JSON.stringify(id)}`);
   const app = await start(id, process.env.BENCH_REDIS_URL!, Number(process.env.BENCH_PORT));

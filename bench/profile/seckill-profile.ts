@@ -1,0 +1,180 @@
+/*
+ * Where the time of one seckill request goes: the sample app's `POST /seckill/:itemId` (HTTP, Nest, the
+ * interceptor, the engine, Redis) against the same route behind an in-process mutex (the ceiling), each
+ * in its own process under `--cpu-prof`, driven by autocannon as `npm run bench` drives them. Prints per
+ * app: req/s, the app process' CPU per request by category (busy samples of its CPU profile), and Redis'
+ * commands and CPU per request.
+ *   node -r ts-node/register/transpile-only bench/profile/seckill-profile.ts [--requests=4000] [--connections=200]
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import autocannon from 'autocannon';
+import { getFreePort } from '../../test/support/free-port';
+import { RedisTarget } from '../redis-target';
+import { benchSampleConfig, ITEM_ID, type HttpAppId } from '../http/seckill-bench-config';
+
+/** The apps, and the ceiling once more with an AsyncLocalStorage in use (what async context tracking costs). */
+const RUNS: { app: HttpAppId; asyncContext?: boolean }[] = [
+  { app: 'nestjs-distributed-lock' },
+  { app: 'nestjs-distributed-lock (bare module)' },
+  { app: 'in-process mutex (ceiling)' },
+  { app: 'in-process mutex (ceiling)', asyncContext: true },
+];
+
+function flag(name: string, fallback: number): number {
+  const hit = process.argv.find((a) => a.startsWith(`--${name}=`));
+  return hit ? Number(hit.slice(name.length + 3)) : fallback;
+}
+
+interface ProfileNode {
+  callFrame: { functionName: string; url: string };
+  hitCount?: number;
+}
+
+/** What part of the stack a profile node's code belongs to. */
+function categoryOf(node: ProfileNode): string | undefined {
+  const { functionName: fn, url } = node.callFrame;
+  if (['(idle)', '(program)'].includes(fn)) return undefined;
+  if (fn === '(garbage collector)') return 'GC';
+  if (url.includes('/lib/') && !url.includes('node_modules'))
+    return 'this library (engine, interceptor, decorator)';
+  if (url.includes('/sample-app/') || url.includes('/bench/http/'))
+    return 'the app (route, service, its own Redis calls)';
+  if (url.includes('ioredis')) return 'ioredis';
+  if (url.includes('@nestjs')) return 'Nest (router, pipes, interceptor chain)';
+  if (/express|fastify|find-my-way|light-my-request|avvio|body-parser|router/.test(url))
+    return 'HTTP framework';
+  if (['writeUtf8String', 'writev', 'writeBuffer', 'writeLatin1String'].includes(fn))
+    return 'socket writes (syscalls)';
+  return 'Node internals (HTTP parser, streams, timers)';
+}
+
+/**
+ * The busy samples taken in [fromUs, toUs] (CLOCK_MONOTONIC µs, the clock V8's profile timestamps and
+ * process.hrtime share on Linux), by category, in µs of CPU.
+ */
+function categorize(file: string, fromUs: number, toUs: number): Map<string, number> {
+  const profile = JSON.parse(readFileSync(file, 'utf8')) as {
+    nodes: (ProfileNode & { id: number })[];
+    startTime: number;
+    samples: number[];
+    timeDeltas: number[];
+  };
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const byCategory = new Map<string, number>();
+  let at = profile.startTime;
+  for (let i = 0; i < profile.samples.length; i++) {
+    at += profile.timeDeltas[i]!;
+    if (at < fromUs || at > toUs) continue;
+    const category = categoryOf(byId.get(profile.samples[i]!)!);
+    // A sample stands for the time until the next one.
+    const spanUs = profile.timeDeltas[i + 1] ?? 0;
+    if (category) byCategory.set(category, (byCategory.get(category) ?? 0) + spanUs);
+  }
+  return byCategory;
+}
+
+/** User + system CPU of a process so far, in µs (Linux /proc; clock ticks of 10 ms). */
+function processCpuUs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+}
+
+async function profileApp(
+  { app, asyncContext = false }: (typeof RUNS)[number],
+  target: RedisTarget,
+  requests: number,
+  connections: number,
+) {
+  await target.clean();
+  const port = await getFreePort();
+  const prefix = benchSampleConfig(target.url, port).keyPrefix;
+  await target.admin.mset(
+    `${prefix}seckill:${ITEM_ID}:stock`,
+    String(requests),
+    `${prefix}seckill:${ITEM_ID}:sold`,
+    '0',
+  );
+  const label = asyncContext ? `${app} + an AsyncLocalStorage in use` : app;
+  const dir = resolve('.results/prof/seckill', label.replace(/\W+/g, '-'));
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const child = spawn(
+    process.execPath,
+    ['--cpu-prof', `--cpu-prof-dir=${dir}`, '-r', 'ts-node/register/transpile-only', 'bench/http/serve.ts'],
+    {
+      env: {
+        ...process.env,
+        BENCH_HTTP_APP: app,
+        BENCH_REDIS_URL: target.url,
+        BENCH_PORT: String(port),
+        BENCH_ASYNC_CONTEXT: asyncContext ? '1' : '0',
+      },
+      stdio: ['pipe', 'pipe', 'inherit'],
+    },
+  );
+  const exited = new Promise((done) => child.once('exit', done));
+  await new Promise<void>((ready) =>
+    child.stdout.on('data', (d: Buffer) => d.includes('listening') && ready()),
+  );
+  await autocannon({
+    url: `http://127.0.0.1:${port}/seckill/warmup`,
+    method: 'POST',
+    connections: 4,
+    amount: 200,
+  });
+  const before = await target.snapshot();
+  const cpuBefore = processCpuUs(child.pid!);
+  const fromUs = Number(process.hrtime.bigint() / 1000n);
+  const result = await autocannon({
+    url: `http://127.0.0.1:${port}/seckill/${ITEM_ID}`,
+    method: 'POST',
+    connections,
+    amount: requests,
+    timeout: 120,
+    sampleInt: 10,
+  });
+  const toUs = Number(process.hrtime.bigint() / 1000n);
+  const cpuUs = processCpuUs(child.pid!) - cpuBefore;
+  const redis = RedisTarget.delta(before, await target.snapshot());
+  child.stdin.write('exit\n');
+  await exited;
+  const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'))!;
+  const byCategory = categorize(join(dir, file), fromUs, toUs);
+  const total = result.requests.total;
+  const perRequest = [...byCategory]
+    .sort((a, b) => b[1] - a[1])
+    .map(([category, us]) => [category, us / total] as const);
+  const busyUs = perRequest.reduce((sum, [, us]) => sum + us, 0);
+  console.log(
+    `\n${label}: ${Math.round(total / result.duration)} req/s (${total} requests, ${connections} connections), ` +
+      `p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms; Redis ${(redis.totalCommands / total).toFixed(2)} ` +
+      `commands and ${(redis.cpuMicros / total).toFixed(1)} µs CPU per request`,
+  );
+  console.log(
+    `  app process CPU per request: ${(cpuUs / total).toFixed(1)} µs (/proc, 10 ms ticks); ` +
+      `busy profile samples in the run: ${busyUs.toFixed(1)} µs, of which:`,
+  );
+  for (const [category, us] of perRequest) console.log(`    ${us.toFixed(1).padStart(7)} µs  ${category}`);
+}
+
+async function main(): Promise<void> {
+  const requests = flag('requests', 4000);
+  const connections = flag('connections', 200);
+  const target = await RedisTarget.open();
+  try {
+    for (const run of RUNS) await profileApp(run, target, requests, connections);
+  } finally {
+    await target.clean();
+    await target.close();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
