@@ -84,7 +84,6 @@ export class LockEngine {
       backend,
       context: this.context,
       options,
-      beforeIo: () => this.inspection?.listenForNotices(),
     });
     const { engineId, keys, held, queues, events } = this;
     this.inspection = EngineInspection.open({
@@ -147,7 +146,9 @@ export class LockEngine {
     key: string | readonly string[],
     options?: LockOptions,
   ): Promise<LockHandle | MultiLockHandle> {
-    return (await this.requests.serve(key, options, false))!;
+    const handle = (await this.requests.serve(key, options, false))!;
+    this.afterLockCall();
+    return handle;
   }
 
   /** Like acquire, but resolves null when busy (default `waitMs` 0: a single attempt). */
@@ -161,7 +162,10 @@ export class LockEngine {
     key: string | readonly string[],
     options?: LockOptions,
   ): Promise<LockHandle | MultiLockHandle | null> {
-    return this.requests.serve(key, options, true);
+    return this.requests.serve(key, options, true).then((handle) => {
+      this.afterLockCall();
+      return handle;
+    });
   }
 
   /** Runs `fn` holding the lock, inside its critical section (nested calls re-enter); always releases. */
@@ -240,6 +244,14 @@ export class LockEngine {
    */
   hold<T>(handle: LockHandle | MultiLockHandle, fn: () => Promise<T> | T): Promise<T> {
     return this.sections.hold(handle, () => this.runInLock(handle, fn));
+  }
+
+  /**
+   * A lock call answered: this engine uses locks, so it listens for force-release notices from now on
+   * (once; subscribed beside the lock path, not on it: the first call does not wait for it).
+   */
+  private afterLockCall(): void {
+    this.inspection?.listenForNotices();
   }
 
   private async shutdown(): Promise<void> {

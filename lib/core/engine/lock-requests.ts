@@ -46,8 +46,6 @@ export interface LockingParts {
   readonly backend: LockBackend;
   readonly context: AcquisitionContext;
   readonly options: ResolvedEngineOptions;
-  /** Runs before a call's first I/O, once its keys and options passed (the engine starts its notices). */
-  readonly beforeIo?: () => void;
 }
 
 /**
@@ -73,7 +71,6 @@ export class LockRequests {
   ): Promise<LockHandle | MultiLockHandle | null> {
     const call = this.callOf(key, options, tryOnly);
     const { context, engineId } = this.parts;
-    this.parts.beforeIo?.();
     // The grant, not this one handle: after a downgrade the frame's write handle is released while
     // the read hold on the same grant lives on, and asking again must re-enter, not self-deadlock.
     const grants = call.targets.map((t) => {

@@ -23,9 +23,9 @@ export interface EngineInspectionParts {
 }
 
 /**
- * One engine's inspection: the inspector, its force-release notice channel (subscribed with the
- * engine's first lock call and kept to close, so a holder hears a force release of its grant whatever
- * the grant's age), and its registry entry unless `inspection: false`.
+ * One engine's inspection: the inspector, its force-release notice channel (subscribed once the
+ * engine's first lock call has answered, and kept to close, so a holder hears a force release of its
+ * grant whatever the grant's age), and its registry entry unless `inspection: false`.
  */
 export class EngineInspection {
   readonly inspector: LockInspector;
@@ -79,9 +79,10 @@ export class EngineInspection {
   }
 
   /**
-   * Subscribes to this engine's force-release notices, once: called before the first lock call's
-   * first command, so the subscription is confirmed long before an operator can see the grant. Not
-   * at construction: an engine that never locks (a failed start-up, a refused first call) sends nothing.
+   * Subscribes to this engine's force-release notices, once: called when the first lock call has
+   * answered (so the first call does not share its start with a new subscriber connection), which
+   * confirms it within milliseconds of the first grant. Not at construction: an engine that never locks
+   * (a failed start-up, a refused first call) sends nothing.
    */
   listenForNotices(): void {
     if (!this.notices && !this.closed) this.notices = new NoticeSubscription(this.noticeDeps);
