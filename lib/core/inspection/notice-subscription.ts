@@ -20,8 +20,8 @@ export interface NoticeSubscriptionDeps {
 }
 
 /**
- * The engine's one force-release notice channel, subscribed when the engine starts and kept until it
- * closes: a holder hears a force release of its grant whatever the grant's age (force-release.lua
+ * The engine's one force-release notice channel, subscribed once the engine's first lock call has
+ * answered and kept until it closes: a holder hears a force release of its grant whatever the grant's age (force-release.lua
  * PUBLISHes to the channel of the engine named in the owner id). Nothing on the lock path waits for
  * it. A subscription that fails is asked for again (250 ms, doubling to 5 s); a refusal (ACL) is
  * reported once per change, and the client restores the subscription after a reconnect.
