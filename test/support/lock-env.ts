@@ -136,12 +136,26 @@ export function uniqueKey(label: string): string {
   return `${label}:${process.pid}:${seq}:${Math.random().toString(36).slice(2, 8)}`;
 }
 
-/** Every command the server received while `action` ran (INFO excluded), as name → count. */
+/**
+ * Every command the server received while `action` ran (INFO excluded), as name → count. Counting
+ * starts once the server has been quiet for 50 ms (at most 2 s of waiting): what earlier calls set off
+ * in the background (an engine subscribing its force-release notices after its first lock call) is
+ * not counted as the action's.
+ */
 export async function commandsDuring(
   port: number,
   action: () => Promise<unknown>,
+  /** `settle: false`: count at once (a spec that counts the INFO probes' connections too). */
+  { settle = true }: { settle?: boolean } = {},
 ): Promise<Record<string, number>> {
-  const before = await commandCounts(port);
+  let before = await commandCounts(port);
+  for (let waited = 0; settle && waited < 2000; waited += 50) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const now = await commandCounts(port);
+    const quiet = now.size === before.size && [...now].every(([name, count]) => before.get(name) === count);
+    before = now;
+    if (quiet) break;
+  }
   await action();
   // Let anything the action may have queued reach the server before counting again.
   await new Promise((resolve) => setTimeout(resolve, 50));
