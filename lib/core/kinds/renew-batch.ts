@@ -52,11 +52,11 @@ export async function renewPerSlot(
       const args = chunk.flatMap((i) => [requests[i]!.owner, requests[i]!.leaseMs]);
       // Bounded by the shortest lease left in the chunk (and the command timeout).
       const timeoutMs = Math.min(...chunk.map((i) => requests[i]!.timeoutMs ?? Infinity));
-      // A check (lease 0, a connection came back) that meets a failover error fails at once: a lock
-      // that cannot be checked counts as lost, so its holder is told now, not at the deadline.
+      // A check (lease 0, a connection came back) rides out a failover as a renewal does, until the
+      // lease left: a lock that a promoted replica kept is still held. Only its final failure counts.
       const check = chunk.every((i) => requests[i]!.leaseMs === 0);
       calls.push(
-        gateway.run(script, keys, args, { timeoutMs, failFast: check }).then(
+        gateway.run(script, keys, args, { timeoutMs }).then(
           (reply) => {
             reply.forEach((code, j) => {
               results[chunk[j]!] = code === 1 ? 'renewed' : code === 0 ? 'gone' : 'taken-over';

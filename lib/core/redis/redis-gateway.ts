@@ -228,11 +228,6 @@ export interface ScriptCall<Reply> {
   readonly onLateReply?: (reply: Reply) => void;
   /** Settle within this when shorter than the command timeout. */
   readonly timeoutMs?: number;
-  /**
-   * A failover error (CLUSTERDOWN, a closed connection...) fails the call at once instead of being
-   * retried until the deadline: a check that cannot be answered now is an answer (the lock is lost).
-   */
-  readonly failFast?: boolean;
 }
 
 export function isNoScript(err: unknown): boolean {
@@ -347,12 +342,7 @@ export class PendingScript<Reply> implements Deadline {
       // EVAL both runs and caches the script, so the next EVALSHA hits again.
       this.reloaded = true;
       this.dispatch();
-    } else if (
-      this.gateway.ridesOutFailover &&
-      !this.call?.failFast &&
-      isFailoverError(err) &&
-      !this.timedOut
-    ) {
+    } else if (this.gateway.ridesOutFailover && isFailoverError(err) && !this.timedOut) {
       // Retried only while the caller still waits for it.
       setTimeout(() => {
         if (!this.timedOut) this.send();
