@@ -136,9 +136,13 @@ export class IoredisDoor implements RedisDoor {
       // A node's connection made again (after a node restart ioredis connects anew, when a command
       // needs that node): its server may have lost the locks it had. Node clients end with the cluster.
       // Node clients belong to the cluster, which a user's client outlives the engine with: removed at close.
-      this.listeners.on('+node', (node: EventSource) => {
+      // Only a node connected before counts: a first connection to a node (ioredis opens them lazily)
+      // found nothing lost.
+      const seen = new Set<string>();
+      this.listeners.on('+node', (node: EventSource & { options?: { host?: string; port?: number } }) => {
+        const address = `${node.options?.host}:${node.options?.port}`;
         const listeners = new ClientListeners(node);
-        listeners.on('ready', () => listener('up'));
+        listeners.on('ready', () => (seen.has(address) ? listener('up') : seen.add(address)));
         this.nodeListeners.push(listeners);
       });
     }

@@ -166,8 +166,16 @@ export class NodeRedisDoor implements RedisDoor {
 
   watch(listener: (state: 'up' | 'down', reason?: string) => void): void {
     this.listeners.on('ready', () => listener('up'));
-    // A Cluster's node connection made again: its server may have lost the locks it had.
-    if (this.cluster) this.listeners.on('node-ready', () => listener('up'));
+    // A Cluster's node connection made again: its server may have lost the locks it had. Only a node
+    // connected before counts: a first connection to a node found nothing lost.
+    if (this.cluster) {
+      const seen = new Set<string>();
+      this.listeners.on('node-ready', (node: { host?: string; port?: number }) => {
+        const address = `${node.host}:${node.port}`;
+        if (seen.has(address)) listener('up');
+        else seen.add(address);
+      });
+    }
     this.listeners.on('error', (error: Error) => listener('down', printable(error.message || error.name)));
   }
 
