@@ -8,7 +8,7 @@
 import { LockError, LockHandle } from '../../lib/core';
 import { epochMs, round1 } from '../support/clock';
 import { TcpProxy } from '../support/tcp-proxy';
-import { expectCleanRedis, faultEngine, lockKeyOf } from '../support/fault-engine';
+import { expectCleanRedis, faultEngine, lockKeyOf, PREFIX } from '../support/fault-engine';
 import { useFaultEnv } from '../support/fault-env';
 import { faultFigures } from '../support/fault-figures';
 import { listClients } from '../support/redis-assertions';
@@ -196,49 +196,40 @@ describe('scenario 9: connection dropped mid-acquire and mid-release', () => {
       }
     });
 
-    // ioredis re-sends a command left unanswered by a dropped connection once it is ready again, but
-    // gives up on commands queued while it reconnects after maxRetriesPerRequest failed attempts
-    // (3 in the engine's defaults). Here the notice SUBSCRIBE is unanswered when the link drops, and
-    // the UNSUBSCRIBE (the lease ended: the engine holds nothing) is queued while the connection is
-    // half up (connected, its handshake unanswered) and then given up on. Redis must not be left with
-    // the SUBSCRIBE alone.
-    it('a notice subscription dropped while reconnecting stays dropped after the reconnect', async () => {
+    // An engine listens on its force-release notice channel from its first answered lock call to
+    // close(). Here the link drops while the engine holds a lock, and the reconnects' handshakes go
+    // unanswered for a while. Once healed, Redis has the engine on its channel exactly once again, the
+    // check after the reconnect finds the lock, a force release still reaches the holder, and close()
+    // leaves the channel on no connection.
+    it('the notice subscription is there once after the connection dropped, and is heard', async () => {
       const engine = faultEngine({ host: '127.0.0.1', port: proxy.port }, { commandTimeoutMs: 500 });
+      const operator = faultEngine(env.redis.url);
+      const channel = `${PREFIX}{~inspect}:notice:${engine.engineId}`;
+      const subscribers = async () => Number((await env.admin.pubsub('NUMSUB', channel))[1]);
       try {
-        // A waiter opens the subscriber connection (wake-ups), so the SUBSCRIBE below goes out at once.
-        const first = await engine.acquire('proxy:notice:warm-up');
-        const waiter = engine.acquire('proxy:notice:warm-up', { waitMs: 5000 });
-        await waitUntil(async () => (await env.admin.pubsub('CHANNELS')).length === 1, {
-          description: "the waiter's wake-up subscription",
-        });
-        await first.release();
-        await (await waiter).release();
-        await engine.acquire('proxy:notice', { leaseMs: 1000 });
-        proxy.blackhole('to-client');
-        // The registry's first record subscribes to this engine's force-release notices.
-        await waitUntil(async () => (await env.admin.pubsub('CHANNELS', '*notice*')).length === 1, {
+        const held = await engine.acquire('proxy:notice', { leaseMs: 20_000 });
+        await waitUntil(async () => (await subscribers()) === 1, {
           description: 'the notice subscription to reach Redis',
         });
+        proxy.blackhole('to-client');
         proxy.reset(); // reconnects connect, and their handshakes go unanswered
-        await sleep(1500); // the lease ends and the engine drops the subscription
         for (let attempt = 0; attempt < 4; attempt++) {
+          await sleep(400);
           proxy.reset();
-          await sleep(400); // the client's next attempt (50 ms per failed attempt so far)
         }
         proxy.heal();
-        await waitUntil(
-          () =>
-            engine.isLocked('proxy:notice').then(
-              (locked) => !locked,
-              () => false,
-            ),
-          {
-            description: 'the engine to reconnect',
-          },
-        );
+        await waitUntil(async () => (await subscribers()) === 1 && (await engine.isLocked('proxy:notice')), {
+          description: 'the engine back, on its notice channel',
+        });
+        expect(held.signal.aborted).toBe(false); // the check after the reconnect found the lock
+        expect(await operator.forceRelease('proxy:notice', { reason: 'spec', by: 'ops' })).toBe(true);
+        await waitUntil(() => held.signal.aborted, { description: 'the holder told' });
+        expect((held.signal.reason as LockError & { reason: string }).reason).toBe('force-released');
+        await engine.close();
+        await waitUntil(async () => (await subscribers()) === 0, { description: 'the channel dropped' });
         await expectCleanRedis(env.admin, 3000);
       } finally {
-        await engine.close();
+        await Promise.all([engine.close(), operator.close()]);
       }
     });
   });

@@ -134,10 +134,9 @@ export class IoredisDoor implements RedisDoor {
     this.listeners.on('ready', () => listener('up'));
     if (this.cluster) {
       // A node's connection made again (after a node restart ioredis connects anew, when a command
-      // needs that node): its server may have lost the locks it had. Node clients end with the cluster.
-      // Node clients belong to the cluster, which a user's client outlives the engine with: removed at close.
-      // Only a node connected before counts: a first connection to a node (ioredis opens them lazily)
-      // found nothing lost.
+      // needs that node): its server may have lost the locks it had. Only a node connected before
+      // counts: a first connection (ioredis opens them lazily) found nothing lost. The listeners on
+      // node clients are removed at close (a user's cluster outlives the engine).
       const seen = new Set<string>();
       this.listeners.on('+node', (node: EventSource & { options?: { host?: string; port?: number } }) => {
         const address = `${node.options?.host}:${node.options?.port}`;
