@@ -26,6 +26,10 @@ export { resolveLockConfig, LOCK_CONFIG_OPTION_NAMES } from './topology/resolve-
 export type { ResolvedLockConfig, ResolvedConnectionOption } from './topology/resolve-lock-config';
 export type { LockBackend } from './engine/lock-backend';
 export type { WakeupChannels } from './waiting/wakeup-hub';
+// The one script path, for scripts an entry ships itself (the Redis fenced store's).
+export { RedisGateway, toLockRedisError } from './redis/redis-gateway';
+export { scriptOf } from './redis/script-library';
+export { doorForClient, type RedisClient } from './redis/redis-client';
 export { ATTEMPT_MARGIN_MS } from './time/with-deadline';
 export { KeySpace } from './kinds/key-space';
 export { assertMultiKeyOptions } from './multi/multi-keys';

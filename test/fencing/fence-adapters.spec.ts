@@ -8,6 +8,8 @@ import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { eq } from 'drizzle-orm';
 import { bigint, integer, pgTable, text } from 'drizzle-orm/pg-core';
 import knexFactory, { type Knex } from 'knex';
+import { createClient } from 'redis';
+import Redis from 'ioredis';
 import initSqlJs, { type Database as SqlJsDatabase, type SqlValue } from 'sql.js';
 import { DataSource } from 'typeorm';
 import {
@@ -22,6 +24,7 @@ import {
   type Fence,
   type StoredFence,
 } from '../../lib/fencing';
+import { LockRedisError } from '../../lib/core';
 import { CounterEntity, COUNTERS_DDL } from '../support/fencing-tables';
 import { useFencingEnv } from '../support/fencing-env';
 
@@ -242,5 +245,65 @@ describe('RedisFencedStore with fenceKey', () => {
       StaleFenceError,
     );
     expect(await env.store.get(key)).toBe('v1');
+  });
+});
+
+describe('RedisFencedStore on the core script path', () => {
+  it('writes after SCRIPT FLUSH (EVAL once after NOSCRIPT), then by EVALSHA again', async () => {
+    const store = new RedisFencedStore(env.store);
+    const key = `flushed:${Date.now()}`;
+    await store.set(key, 'v1', { key: 'lock', token: 3, owner: 'a' });
+    await env.store.script('FLUSH');
+    await env.store.config('RESETSTAT');
+    await store.set(key, 'v2', { key: 'lock', token: 4, owner: 'a' });
+    await store.set(key, 'v3', { key: 'lock', token: 5, owner: 'a' });
+    expect(await env.store.get(key)).toBe('v3');
+    const stats = await env.store.info('commandstats');
+    const calls = (name: string) => Number(new RegExp(`cmdstat_${name}:calls=(\\d+)`).exec(stats)?.[1] ?? 0);
+    // The first write after the flush: EVALSHA (NOSCRIPT), then EVAL; the next one EVALSHA only.
+    expect([calls('evalsha'), calls('eval')]).toEqual([2, 1]);
+  });
+
+  it('takes a node-redis client, adding no listener to it', async () => {
+    const client = createClient({ url: env.storeServer.url });
+    client.on('error', () => undefined);
+    await client.connect();
+    try {
+      const listeners = client.listenerCount('error');
+      const store = new RedisFencedStore(client);
+      const key = `node-redis:${Date.now()}`;
+      await store.hset(key, { status: 'paid' }, { key: 'lock', token: 9, owner: 'a' });
+      await expect(
+        store.hset(key, { status: 'void' }, { key: 'lock', token: 8, owner: 'b' }),
+      ).rejects.toBeInstanceOf(StaleFenceError);
+      expect(await client.hGet(key, 'status')).toBe('paid');
+      expect(await store.storedFence(key)).toEqual({ token: 9, owner: 'a' });
+      expect(client.listenerCount('error')).toBe(listeners);
+    } finally {
+      await client.quit();
+    }
+  });
+
+  it('fails a write Redis cannot take with LockRedisError, keeping the client error as cause', async () => {
+    const offline = new Redis(env.storeServer.url, { lazyConnect: true, enableOfflineQueue: false });
+    try {
+      const store = new RedisFencedStore(offline);
+      const failed = await store
+        .set('offline:1', 'v', { key: 'lock', token: 1, owner: 'a' })
+        .catch((e: unknown) => e);
+      expect(failed).toBeInstanceOf(LockRedisError);
+      expect((failed as Error).message).toMatch(/^Redis failed during fenced-write: /);
+      expect((failed as Error).cause).toBeInstanceOf(Error);
+      const read = await store.storedFence('offline:1').catch((e: unknown) => e);
+      expect(read).toBeInstanceOf(LockRedisError);
+    } finally {
+      offline.disconnect();
+    }
+  });
+
+  it('refuses a commandTimeoutMs that is not a positive integer, before any I/O', () => {
+    expect(() => new RedisFencedStore(env.store, { commandTimeoutMs: 0 })).toThrow(
+      'commandTimeoutMs must be a positive integer, got 0',
+    );
   });
 });

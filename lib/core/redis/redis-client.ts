@@ -46,13 +46,17 @@ function doorKind(value: object): 'ioredis' | 'node-redis' | 'glide' | undefined
   return undefined;
 }
 
-/** The door on a client the user passed (never closed by the library). */
-export function doorForClient(client: RedisClient): RedisDoor {
+/**
+ * The door on a client the user passed (never closed by the library). `commandsOnly`: the door only
+ * sends commands and adds no listener to the client (an engine's door hears its errors and
+ * connections, and removes its listeners at close; a fenced store has no close).
+ */
+export function doorForClient(client: RedisClient, commandsOnly = false): RedisDoor {
   switch (doorKind(client)) {
     case 'glide':
       return new GlideDoor(client as unknown as GlideLike);
     case 'node-redis':
-      return new NodeRedisDoor(client as unknown as NodeRedisLike);
+      return new NodeRedisDoor(client as unknown as NodeRedisLike, !commandsOnly);
     default: {
       const io = client as unknown as IoredisClient;
       return new IoredisDoor(io, false, isIovalkey(io) ? 'iovalkey' : 'ioredis');

@@ -33,6 +33,17 @@ export function defineScript<Args extends readonly ScriptArg[], Reply>(name: str
   return script as unknown as LuaScript<Args, Reply>;
 }
 
+/**
+ * A script an entry above the core ships itself (its text embedded like the core's), for the one
+ * script path: RedisGateway.run, EVALSHA first and EVAL once after NOSCRIPT.
+ */
+export function scriptOf<Args extends readonly ScriptArg[], Reply>(
+  name: string,
+  source: string,
+): LuaScript<Args, Reply> {
+  return { name, source, sha: createHash('sha1').update(source).digest('hex') } as LuaScript<Args, Reply>;
+}
+
 function expandIncludes(source: string): string {
   return source.replace(/^--!include (\S+)\s*$/gm, (_line, file: string) => luaSource(file));
 }

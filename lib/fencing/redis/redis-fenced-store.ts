@@ -1,25 +1,39 @@
-import { createHash } from 'node:crypto';
+// Past the core's public surface: the store runs its script the core's one way (RedisGateway: EVALSHA,
+// EVAL once after NOSCRIPT, a deadline per call, Redis errors as LockRedisError), on any of the four
+// client families the lock engine takes.
+import { LockRedisError } from '../../core/public';
+import {
+  doorForClient,
+  RedisGateway,
+  scriptOf,
+  toLockRedisError,
+  type RedisClient,
+} from '../../core/internal';
 import { toFence, type Fence, type FenceSource } from '../fence';
 import { StaleFenceError, type StoredFence } from '../stale-fence.error';
 import { parseStoredToken } from '../sql/sql-dialect';
 import type { FenceLedger } from '../http/fence-ledger';
 import { LUA_SOURCES } from './lua-sources';
 
-/** The commands the store sends: an ioredis client (Redis or Cluster) has them. */
-export interface FencedStoreRedis {
-  evalsha(sha: string, numKeys: number, ...args: string[]): Promise<unknown>;
-  eval(script: string, numKeys: number, ...args: string[]): Promise<unknown>;
-  hmget(key: string, ...fields: string[]): Promise<(string | null)[]>;
-}
+/**
+ * The client the store sends its commands on: an ioredis or iovalkey client (Redis or Cluster), a
+ * node-redis client, or a Valkey GLIDE client, as the lock engine takes them.
+ */
+export type FencedStoreRedis = RedisClient;
 
 /** Options of {@link RedisFencedStore}. */
 export interface RedisFencedStoreOptions {
   /** Names the fence record of a data key; default `<key>:fence` (give keys a hash tag on a Cluster). */
   fenceKey?: (key: string) => string;
+  /** A write or read that Redis has not answered within this many ms fails with LockRedisError; default 5000. */
+  commandTimeoutMs?: number;
 }
 
-const SCRIPT = LUA_SOURCES['fenced-write.lua']!;
-const SHA = createHash('sha1').update(SCRIPT).digest('hex');
+/** reply: [1] written; [0, stored fence, stored owner] refused. */
+const FENCED_WRITE = scriptOf<string[], [number, string?, string?]>(
+  'fenced-write',
+  LUA_SOURCES['fenced-write.lua']!,
+);
 
 /**
  * Fenced writes to Redis resources (SET, HSET, DEL) in one script each: the resource keeps the
@@ -29,12 +43,18 @@ const SHA = createHash('sha1').update(SCRIPT).digest('hex');
  */
 export class RedisFencedStore implements FenceLedger {
   private readonly fenceKey: (key: string) => string;
+  private readonly gateway: RedisGateway;
+  private readonly timeoutMs: number;
 
-  constructor(
-    private readonly redis: FencedStoreRedis,
-    options: RedisFencedStoreOptions = {},
-  ) {
+  constructor(redis: FencedStoreRedis, options: RedisFencedStoreOptions = {}) {
+    const timeoutMs = options.commandTimeoutMs ?? 5_000;
+    if (!(Number.isSafeInteger(timeoutMs) && timeoutMs > 0)) {
+      throw new RangeError(`commandTimeoutMs must be a positive integer, got ${String(timeoutMs)}`);
+    }
     this.fenceKey = options.fenceKey ?? ((key) => `${key}:fence`);
+    this.timeoutMs = timeoutMs;
+    // Commands only: the store adds no listener to the client (it has no close() to remove one).
+    this.gateway = new RedisGateway(doorForClient(redis, true), timeoutMs);
   }
 
   /** SET `key` to `value` (with a PX expiry when `pxMs` is given) if the fence admits the write. */
@@ -68,7 +88,16 @@ export class RedisFencedStore implements FenceLedger {
 
   /** The (fence, owner) of the last accepted writer of `key`; null when none wrote with a fence. */
   async storedFence(key: string): Promise<StoredFence | null> {
-    const [token, owner] = await this.redis.hmget(this.fenceKey(assertKey(key)), 'fence', 'owner');
+    const record = this.fenceKey(assertKey(key));
+    const [token, owner] = (await this.gateway
+      .ask(
+        (door) => door.command(['HMGET', record, 'fence', 'owner'], record),
+        this.timeoutMs,
+        () => new LockRedisError(`Redis did not answer storedFence within ${this.timeoutMs} ms`),
+      )
+      .catch((err: unknown) => {
+        throw toLockRedisError(err, 'storedFence');
+      })) as (string | null)[];
     return token === null || token === undefined
       ? null
       : { token: parseStoredToken(token), owner: owner ?? '' };
@@ -77,20 +106,13 @@ export class RedisFencedStore implements FenceLedger {
   private async write(key: string, source: FenceSource, operation: string[]): Promise<void> {
     assertKey(key);
     const fence: Fence = toFence(source);
-    const args = [key, this.fenceKey(key), String(fence.token), fence.owner, ...operation];
-    const reply = (await this.run(args)) as [number, string?, string?];
+    const reply = await this.gateway.run(
+      FENCED_WRITE,
+      [key, this.fenceKey(key)],
+      [String(fence.token), fence.owner, ...operation],
+    );
     if (reply[0] === 1) return;
     throw new StaleFenceError(fence.key, fence, { token: parseStoredToken(reply[1]), owner: reply[2] ?? '' });
-  }
-
-  private async run(args: string[]): Promise<unknown> {
-    try {
-      return await this.redis.evalsha(SHA, 2, ...args);
-    } catch (error) {
-      // The script cache is empty after a restart or SCRIPT FLUSH: send the script once.
-      if (!String((error as Error)?.message).startsWith('NOSCRIPT')) throw error;
-      return this.redis.eval(SCRIPT, 2, ...args);
-    }
   }
 }
 

@@ -105,14 +105,18 @@ export class NodeRedisDoor implements RedisDoor {
   /** Ours on the user's client, removed at close. */
   private readonly listeners: ClientListeners;
 
-  constructor(readonly client: NodeRedisLike) {
+  constructor(
+    readonly client: NodeRedisLike,
+    /** False for a door that only sends commands (the fenced store): it adds nothing to the client. */
+    hearsErrors = true,
+  ) {
     this.shape = shapeOf(client);
     this.cluster = this.shape === 'cluster';
     this.ridesOutFailover = this.shape !== 'client';
     this.label = { client: 'Redis', cluster: 'Redis Cluster', sentinel: 'Redis (Sentinel)' }[this.shape];
     // node-redis throws an 'error' event nobody listens to; the engine hears errors through commands.
     this.listeners = new ClientListeners(client);
-    this.listeners.on('error', () => undefined);
+    if (hearsErrors) this.listeners.on('error', () => undefined);
   }
 
   get ready(): boolean {
