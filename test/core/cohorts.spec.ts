@@ -16,6 +16,7 @@ import {
   uniqueKey,
   useLockEnv,
   whenAborted,
+  mutexState,
 } from '../support/lock-env';
 import { waitUntil } from '../support/wait';
 
@@ -64,7 +65,7 @@ describe('per-process cohorts', () => {
     expect(next.isHeld).toBe(true);
     // The hand-off itself sent no lock script (EVALSHA/EVAL) to Redis.
     expect((commands.evalsha ?? 0) + (commands.eval ?? 0)).toBe(0);
-    expect(await env.admin.hget(keys.names(key).lock, 'owner')).not.toBeNull();
+    expect((await mutexState(env.admin, keys.names(key).lock))?.owner).toBeTruthy();
     expect(await next.release()).toBe(true);
     expect(await env.admin.exists(keys.names(key).lock)).toBe(0);
   });

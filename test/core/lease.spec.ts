@@ -8,7 +8,15 @@ import { KeySpace } from '../../lib/core/kinds/key-space';
 import { monotonicMs } from '../../lib/core/time/deadlines';
 import { spawnWorker, workerPath, WorkerProcess } from '../support/spawn-worker';
 import { waitUntil } from '../support/wait';
-import { holdCount, nextEvent, track, uniqueKey, useLockEnv, whenAborted } from '../support/lock-env';
+import {
+  holdCount,
+  mutexFence,
+  nextEvent,
+  track,
+  uniqueKey,
+  useLockEnv,
+  whenAborted,
+} from '../support/lock-env';
 
 const WORKER = workerPath('holder-worker.ts');
 const PREFIX = 'lease:';
@@ -99,7 +107,7 @@ describe('watchdog lease', () => {
     expect(handle.signal.aborted).toBe(false);
     expect(handle.isHeld).toBe(true);
     // Still ours in Redis: our grant's fencing token, our single hold, a live TTL.
-    expect(await env.admin.hget(lockName(key), 'fence')).toBe(String(handle.fencingToken));
+    expect(await mutexFence(env.admin, lockName(key))).toBe(String(handle.fencingToken));
     expect(await holdCount(env.admin, lockName(key))).toBe(1);
     const pttl = await env.admin.pttl(lockName(key));
     expect(pttl).toBeGreaterThan(0);
@@ -156,7 +164,7 @@ describe('watchdog lease', () => {
     const reason = await whenAborted(handle.signal);
     expect((reason as LockLostError).reason).toBe('taken-over');
     // The watchdog renewed nothing of the new owner's and left its hold alone.
-    expect(await env.admin.hget(lockName(key), 'fence')).toBe(String(thief.fencingToken));
+    expect(await mutexFence(env.admin, lockName(key))).toBe(String(thief.fencingToken));
     expect(await handle.release()).toBe(false);
     expect(await holdCount(env.admin, lockName(key))).toBe(1);
     expect(await thief.release()).toBe(true);
@@ -194,7 +202,7 @@ describe('a holder process that dies', () => {
 
       const handle = await waiter.result;
       expect(handle.fencingToken).toBeGreaterThan(held.token);
-      expect(await env.admin.hget(lockName(key), 'fence')).toBe(String(handle.fencingToken));
+      expect(await mutexFence(env.admin, lockName(key))).toBe(String(handle.fencingToken));
       expect(await handle.release()).toBe(true);
     },
   );

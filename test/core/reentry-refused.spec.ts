@@ -6,7 +6,14 @@
 import { KeySpace } from '../../lib/core/kinds/key-space';
 import { LockLostError, LockNotAcquiredError } from '../../lib/core/errors';
 import { waitUntil } from '../support/wait';
-import { commandsDuring, holdCount, uniqueKey, useLockEnv, whenAborted } from '../support/lock-env';
+import {
+  commandsDuring,
+  holdCount,
+  mutexFence,
+  uniqueKey,
+  useLockEnv,
+  whenAborted,
+} from '../support/lock-env';
 
 const PREFIX = 'reentry:';
 const keys = new KeySpace(PREFIX);
@@ -61,7 +68,7 @@ describe('re-entry of a lock that is gone', () => {
     expect(err).toBeInstanceOf(LockLostError);
     expect(outer.signal.aborted).toBe(true);
     expect(await holdCount(env.admin, lockName(key))).toBe(1);
-    expect(await env.admin.hget(lockName(key), 'fence')).toBe(String(thief.fencingToken));
+    expect(await mutexFence(env.admin, lockName(key))).toBe(String(thief.fencingToken));
     expect(await outer.release()).toBe(false);
     expect(await thief.release()).toBe(true);
   });

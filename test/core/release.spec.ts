@@ -5,7 +5,7 @@
 import { LockLostError } from '../../lib/core/errors';
 import { KeySpace } from '../../lib/core/kinds/key-space';
 import type { LockOptions } from '../../lib/core/options/lock-options';
-import { holdCount, uniqueKey, useLockEnv, whenAborted } from '../support/lock-env';
+import { holdCount, keySnapshot, uniqueKey, useLockEnv, whenAborted } from '../support/lock-env';
 import { waitUntil } from '../support/wait';
 
 const PREFIX = 'rel:';
@@ -60,13 +60,7 @@ describe.each(KINDS)('release of the %s', (_kind, options) => {
     const stale = await engine.acquire(key, { ...options, leaseMs: 200 });
     await whenAborted(stale.signal);
     const current = await other.acquire(key, { ...options, waitMs: 30_000 });
-    const snapshot = async (): Promise<unknown> => ({
-      type: await env.admin.type(lockName(key)),
-      value:
-        options.reentrant === false
-          ? await env.admin.get(lockName(key))
-          : await env.admin.hgetall(lockName(key)),
-    });
+    const snapshot = (): Promise<unknown> => keySnapshot(env.admin, lockName(key));
     const before = await snapshot();
 
     expect(await stale.release()).toBe(false);

@@ -10,6 +10,7 @@ import * as path from 'path';
 import { epochMs, round1 } from '../support/clock';
 import { expectCleanRedis, faultEngine, lockKeyOf, WATCHDOG_LEASE_MS } from '../support/fault-engine';
 import { useFaultEnv } from '../support/fault-env';
+import { keySnapshot } from '../support/lock-env';
 import { faultFigures } from '../support/fault-figures';
 import { Holder, startHolder } from '../support/holders';
 
@@ -41,7 +42,7 @@ async function stalledHolderScenario(
     const secondAt = epochMs();
     expect(second.fencingToken).toBeGreaterThan(first.token);
     expect((await env.store.write(key, second.fencingToken, 'second')).accepted).toBe(true);
-    const secondLock = await env.admin.hgetall(lockKeyOf(key));
+    const secondLock = await keySnapshot(env.admin, lockKeyOf(key));
     expect(holder.process.messages.some((m) => m.type === 'lost')).toBe(false);
 
     const resumedAt = epochMs();
@@ -55,7 +56,7 @@ async function stalledHolderScenario(
 
     holder.send({ type: 'release', id: key });
     expect((await holder.next('released', key)).result).toBe(false);
-    expect(await env.admin.hgetall(lockKeyOf(key))).toEqual(secondLock);
+    expect(await keySnapshot(env.admin, lockKeyOf(key))).toEqual(secondLock);
     expect(second.isHeld).toBe(true);
     expect(second.signal.aborted).toBe(false);
 

@@ -15,6 +15,7 @@ import {
   WATCHDOG_LEASE_MS,
 } from '../support/fault-engine';
 import { useFaultEnv } from '../support/fault-env';
+import { keySnapshot } from '../support/lock-env';
 import { faultFigures } from '../support/fault-figures';
 import { startHolder } from '../support/holders';
 import { sleep } from '../support/wait';
@@ -70,10 +71,10 @@ describe('scenario 5: Redis restarted without persistence while a lock is held',
       expect(told).toContain(lost.reason);
       holder.send({ type: 'write', id: key, resource: key });
       expect((await holder.next('written', key)).accepted).toBe(false);
-      const secondLock = await env.admin.hgetall(lockKeyOf(key));
+      const secondLock = await keySnapshot(env.admin, lockKeyOf(key));
       holder.send({ type: 'release', id: key });
       expect((await holder.next('released', key)).result).toBe(false);
-      expect(await env.admin.hgetall(lockKeyOf(key))).toEqual(secondLock);
+      expect(await keySnapshot(env.admin, lockKeyOf(key))).toEqual(secondLock);
       expect(second.signal.aborted).toBe(false);
       expect(await second.release()).toBe(true);
       expect(holder.unhandled()).toEqual([]);

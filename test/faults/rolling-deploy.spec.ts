@@ -1,7 +1,8 @@
 /**
  * A rolling deploy stays safe (issues 23 and 38): processes of an earlier release (the one before the
- * engine rebuild, ec71799; and 0.2.0, d85931c, whose mutex had no hold count `n` and no waiter mark
- * `w`) and of this checkout's lib/ share one redis-server and one key per round, for every kind
+ * engine rebuild, ec71799; 0.2.0, d85931c, whose mutex had no hold count `n` and no waiter mark `w`;
+ * and 0.3.0, 1fbc023, whose mutex was always a hash: this checkout keeps one hold in a string) and of
+ * this checkout's lib/ share one redis-server and one key per round, for every kind
  * and both lease modes (a fixed `leaseMs`; the watchdog, with local cohorts), and take the lock over
  * and over from both sides at once. Each critical section is a read-modify-write of a Redis counter
  * that two holders at once would corrupt (rolling-deploy-worker.ts). Asserted per round:
@@ -35,6 +36,7 @@ import type { Round, RoundReport } from '../support/workers/rolling-deploy-worke
 const OLD_RELEASES = [
   { commit: 'ec71799', name: 'the release before the engine rebuild' },
   { commit: 'd85931c', name: '0.2.0, the mutex layout before the hold count and waiter mark' },
+  { commit: '1fbc023', name: '0.3.0, the mutex always a hash (one hold is a string now)' },
 ];
 const REPO = path.resolve(__dirname, '..', '..');
 /** Git-ignored (.gitignore): where old releases' lib/ folders are extracted while the spec runs. */

@@ -168,15 +168,48 @@ export async function commandsDuring(
   return delta;
 }
 
-/** Number of holds in a reentrant-mutex hash (fields other than owner and fence); 0 when absent. */
-export async function holdCount(admin: Redis, lockName: string): Promise<number> {
+/**
+ * What Redis keeps of a reentrant mutex, from either form (mutex-acquire.lua): one hold is the string
+ * '<owner> <hold id> <token>[ w]', more holds the hash { owner, fence, n, <hold id> = 1 ..., w }.
+ * Holds are the hold fields (checked against `n`); null when the key is absent.
+ */
+export async function mutexState(
+  admin: Redis,
+  lockName: string,
+): Promise<{ owner: string; fence: string; holds: number; marked: boolean } | null> {
+  const type = await admin.type(lockName);
+  if (type === 'string') {
+    const value = (await admin.get(lockName)) ?? '';
+    const single = /^(\S+) (\S+) (\d+)( w)?$/.exec(value);
+    if (!single) throw new Error(`${lockName}: a string that is not a mutex of one hold: ${value}`);
+    return { owner: single[1]!, fence: single[3]!, holds: 1, marked: single[4] !== undefined };
+  }
+  if (type !== 'hash') return null;
   const hash = await admin.hgetall(lockName);
   const holds = Object.keys(hash).filter((f) => !['owner', 'fence', 'n', 'w'].includes(f)).length;
   // The mutex counts its holds in `n` (the fair lock's holder does not): the count and the fields agree.
   if (hash.n !== undefined && Number(hash.n) !== holds) {
     throw new Error(`${lockName}: n = ${hash.n} but ${holds} hold fields (${JSON.stringify(hash)})`);
   }
-  return holds;
+  return { owner: hash.owner ?? '', fence: hash.fence ?? '', holds, marked: hash.w !== undefined };
+}
+
+/** Number of holds of a reentrant mutex (or the fair lock's holder); 0 when absent. */
+export async function holdCount(admin: Redis, lockName: string): Promise<number> {
+  return (await mutexState(admin, lockName))?.holds ?? 0;
+}
+
+/** The fencing token a reentrant mutex's holder got, as Redis keeps it; null when absent. */
+export async function mutexFence(admin: Redis, lockName: string): Promise<string | null> {
+  return (await mutexState(admin, lockName))?.fence ?? null;
+}
+
+/** A lock key's type and contents (GET or HGETALL), to compare before and after. */
+export async function keySnapshot(admin: Redis, name: string): Promise<{ type: string; value: unknown }> {
+  const type = await admin.type(name);
+  const value =
+    type === 'hash' ? await admin.hgetall(name) : type === 'string' ? await admin.get(name) : null;
+  return { type, value };
 }
 
 /** Resolves with the signal's reason once it aborts (at once if it already has). */

@@ -115,7 +115,7 @@ async function perform(keys: KeySpace, step: Step): Promise<unknown> {
         targets: step.keys.map((key) => ({ key, names: keys.names(key) })),
         kind: reentrant ? kinds.mutex : kinds.token,
         owner: `owner-${step.who}`,
-        holdId: 'hold-h1',
+        holdId: `hold-${step.hold ?? 'h1'}`,
         leaseMs: LONG_MS,
         options: reentrant ? {} : { reentrant: false },
         timeoutMs: CONFORMANCE_SETTINGS.commandTimeoutMs,

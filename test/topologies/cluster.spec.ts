@@ -206,7 +206,10 @@ describe('Redis Cluster (3 masters + 3 replicas)', () => {
     expect(await freshLock.release()).toBe(true);
 
     // The lock, its fencing counter and the waiter's subscription are on the new owner now.
-    expect(await redisCommand(target.port, ['HGET', names.lock, 'owner'])).not.toBeNull();
+    // One hold: the string '<owner> <hold id> <token>' (mutex-acquire.lua).
+    expect(String(await redisCommand(target.port, ['GET', names.lock]))).toMatch(
+      new RegExp(`^\\S+ \\S+ ${lock.fencingToken}`),
+    );
     // The counter ends the block of tokens the grant reserved for local hand-offs (cohorts).
     expect(Number(await redisCommand(target.port, ['GET', names.fence])) - lock.fencingToken).toBe(
       DEFAULT_COHORT_BOUNDS.passes,

@@ -154,6 +154,6 @@ function forcePlans(kind: LockKind | undefined): { tag: LockKindTag; mutexType: 
   if (kind === undefined) {
     return KIND_TAG_LIST.map((tag) => ({ tag, mutexType: tag === 'm' ? 'any' : '' }));
   }
-  const mutexType = kind === 'mutex' ? 'hash' : kind === 'token' ? 'string' : '';
+  const mutexType = kind === 'mutex' || kind === 'token' ? kind : '';
   return [{ tag: KIND_TAGS[kind], mutexType }];
 }

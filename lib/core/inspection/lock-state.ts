@@ -84,12 +84,25 @@ export function decodeLockState(reply: InspectReply, names: InspectNames): KindS
       });
     }
   } else if (mType === 'string' && mPttl > 0 && mContents[0]) {
-    states.push({
-      kind: 'token',
-      lockName: names.m,
-      holders: [{ ownerId: mContents[0], expiresAt: now + mPttl, fencingToken: 0, holdCount: 1 }],
-      waitersByEngine: mutexWaiters,
-    });
+    // A mutex of one hold is the string '<owner> <hold id> <token>[ w]'; a token lock only '<owner>'.
+    const single = /^(\S+) \S+ (\d+)/.exec(mContents[0]);
+    if (single) {
+      states.push({
+        kind: 'mutex',
+        lockName: names.m,
+        holders: [
+          { ownerId: single[1]!, expiresAt: now + mPttl, fencingToken: Number(single[2]), holdCount: 1 },
+        ],
+        waitersByEngine: mutexWaiters,
+      });
+    } else {
+      states.push({
+        kind: 'token',
+        lockName: names.m,
+        holders: [{ ownerId: mContents[0], expiresAt: now + mPttl, fencingToken: 0, holdCount: 1 }],
+        waitersByEngine: mutexWaiters,
+      });
+    }
   }
 
   const rw = sharedHolders(rwHash, rwHolders, now, 'rw');

@@ -4,7 +4,7 @@
 -- KEYS[1] lock key of the kind   KEYS[2] its aux zset (mutex waiters / fair queue / holders)
 -- KEYS[3] fence counter
 -- ARGV[1] kind tag ('m', 'rw', 'fair', 'sem')   ARGV[2] wake-up channel   ARGV[3] 'PUBLISH' or 'SPUBLISH'
--- ARGV[4] fence ttl ms   ARGV[5] for 'm': 'hash' (mutex only), 'string' (token lock only) or 'any'
+-- ARGV[4] fence ttl ms   ARGV[5] for 'm': 'mutex' (reentrant mutex only), 'token' (token lock only) or 'any'
 -- ARGV[6] notice channel stem (the engine id is appended)   ARGV[7] the user's key   ARGV[8] reason
 -- ARGV[9] who releases
 -- Returns {0} nothing held, {-1, type} the key holds data that is not a lock (left untouched), or
@@ -29,11 +29,16 @@ local kind = redis.call('TYPE', lock).ok
 if kind == 'none' then return {0} end
 if redis.call('PTTL', lock) < 0 then return {-1, kind} end
 if tag == 'm' or tag == 'fair' then
-  if kind == 'string' and tag == 'm' and ARGV[5] ~= 'hash' then
-    add(redis.call('GET', lock), '0', 1)
+  -- A string is a mutex of one hold ('<owner> <hold id> <token>[ w]') or a token lock ('<owner>').
+  local value = kind == 'string' and tag == 'm' and redis.call('GET', lock)
+  local owner, _, token = string.match(value or '', '^(%S+) (%S+) (%d+)')
+  if value and not owner and ARGV[5] ~= 'mutex' then
+    add(value, '0', 1)
     label = 'token'
-  elseif kind == 'hash' and (tag == 'fair' or ARGV[5] ~= 'string') then
-    local owner = redis.call('HGET', lock, 'owner')
+  elseif owner and ARGV[5] ~= 'token' then
+    add(owner, token, 1)
+  elseif kind == 'hash' and (tag == 'fair' or ARGV[5] ~= 'token') then
+    owner = redis.call('HGET', lock, 'owner')
     -- No owner: a lock reserved for a moment for one waiting process, held by nobody.
     if not owner then return {0} end
     -- The holds: `n` (mutex-acquire.lua), or the fields besides owner and fence (the fair lock's holder).

@@ -1,13 +1,14 @@
 -- Several locks at once, all or none, in one call (all keys in one Cluster slot, or one Redis).
--- Each lock is written exactly as mutex-acquire.lua (reentrant hash {owner, fence, n, <hold id> = 1})
--- or token-acquire.lua (string = owner) would write it, with its own next fencing token (one token:
+-- Each lock is written exactly as mutex-acquire.lua (one hold: the string '<owner> <hold id> <token>';
+-- a second hold turns it into the hash {owner, fence, n, <hold id> = 1 ...}) or token-acquire.lua
+-- (string = owner) would write it, with its own next fencing token (one token:
 -- multi-key grants reserve none for cohort hand-offs), so single- and multi-key lockers of one key
 -- exclude each other and share that key's token sequence. A busy mutex records this caller in its
 -- waiters zset, as mutex-acquire.lua does, so its release publishes the wake-up this caller waits for;
 -- a mutex reserved for one process for a moment ({ x = '+' .. process }) is busy for anyone else.
 -- KEYS[3i-2] lock of key i   KEYS[3i-1] fence counter of key i   KEYS[3i] waiters zset of key i
 -- ARGV[1] owner id   ARGV[2] hold id   ARGV[3] lease ms   ARGV[4] fence ttl ms
--- ARGV[5] '1' reentrant mutex (hash), '0' token lock (string)
+-- ARGV[5] '1' reentrant mutex, '0' token lock
 -- Returns {1, token_1, ..., token_n} granted (nothing written unless every key was free),
 --         {0, pttl, i} key i is held by someone else, {-1, type, i} key i holds data that is not
 --         a lock (left untouched). A key this very owner already holds (a re-sent command) counts
@@ -19,34 +20,50 @@ local n = #KEYS / 3
 local owner, hold, lease, hash = ARGV[1], ARGV[2], ARGV[3], ARGV[5] == '1'
 local ours, reserved_for_us = {}, {}
 
-local function busy(i, pttl, kind)
-  if kind == 'hash' then
-    -- Record a waiter on a mutex, so its release publishes a wake-up (mutex-release.lua): in the zset,
-    -- and as the mark `w` on a hash that counts its holds (`n`; see mutex-acquire.lua on layout 1).
-    local lock = KEYS[3 * i - 2]
+-- `mark`: marks the grant as waited for (nil: already marked, or not markable).
+local function busy(i, pttl, mutex, mark)
+  if mutex then
+    -- Record a waiter on a mutex, so its release publishes the wake-up this caller waits for
+    -- (mutex-release.lua): in the zset, and as the mark on the grant.
     local t = redis.call('TIME')
     redis.call('ZADD', KEYS[3 * i], 'NX', tonumber(t[1]) * 1000000 + tonumber(t[2]), owner)
     redis.call('PEXPIRE', KEYS[3 * i], pttl + 2000)
-    if redis.call('HEXISTS', lock, 'n') == 1 then redis.call('HSET', lock, 'w', '1') end
+    if mark then mark() end
   end
   return {0, pttl, i}
 end
 
+-- The mutexes of one hold this owner holds already (index -> {hold id, token, marked}).
+local single = {}
 for i = 1, n do
   local lock = KEYS[3 * i - 2]
   local kind = redis.call('TYPE', lock).ok
   if kind ~= 'none' then
     local pttl = redis.call('PTTL', lock)
     if (kind ~= 'hash' and kind ~= 'string') or pttl < 0 then return {-1, kind, i} end
-    local holder
-    if kind == 'hash' then holder = redis.call('HGET', lock, 'owner') else holder = redis.call('GET', lock) end
+    local holder, mutex, mark
+    if kind == 'hash' then
+      holder, mutex = redis.call('HGET', lock, 'owner'), true
+      -- A hash that counts its holds takes the mark `w` (see mutex-acquire.lua on layout 1).
+      mark = function()
+        if redis.call('HEXISTS', lock, 'n') == 1 then redis.call('HSET', lock, 'w', '1') end
+      end
+    else
+      local value = redis.call('GET', lock)
+      local o, h, t, m = string.match(value, '^(%S+) (%S+) (%d+)(.*)$')
+      holder, mutex = o or value, o ~= nil
+      if o == owner then single[i] = {h, t, m} end
+      if mutex and m == '' then
+        mark = function() redis.call('SET', lock, value .. ' w', 'KEEPTTL') end
+      end
+    end
     if not holder then
       local reserved = kind == 'hash' and redis.call('HGET', lock, 'x')
       if not reserved then return {-1, kind, i} end -- a hash without an owner is not a lock
-      if reserved ~= '+' .. owner then return busy(i, pttl, kind) end
+      if reserved ~= '+' .. owner then return busy(i, pttl, true, nil) end
       reserved_for_us[i] = true
-    elseif holder ~= owner or (kind == 'hash') ~= hash then
-      return busy(i, pttl, kind)
+    elseif holder ~= owner or mutex ~= hash then
+      return busy(i, pttl, mutex, mark)
     else
       ours[i] = true
     end
@@ -58,7 +75,20 @@ for i = 1, n do
   if reserved_for_us[i] then redis.call('DEL', lock) end
   if hash then redis.call('ZREM', KEYS[3 * i], owner) end
   local token
-  if ours[i] then
+  if single[i] then
+    local h, t, m = single[i][1], single[i][2], single[i][3]
+    token = tonumber(t)
+    -- One more hold (the same hold: this call, sent again): the string becomes the hash.
+    if h ~= hold then
+      local pttl = redis.call('PTTL', lock)
+      redis.call('DEL', lock)
+      redis.call('HSET', lock, 'owner', owner, 'fence', t, 'n', '2', h, '1', hold, '1')
+      if m ~= '' then redis.call('HSET', lock, 'w', '1') end
+      redis.call('PEXPIRE', lock, math.max(pttl, tonumber(lease)))
+    else
+      redis.call('PEXPIRE', lock, lease)
+    end
+  elseif ours[i] then
     if hash then
       -- One more hold, counted (a hold already there is this call, sent again).
       if redis.call('HEXISTS', lock, hold) == 0 then
@@ -69,15 +99,15 @@ for i = 1, n do
     else
       token = tonumber(redis.call('GET', fence)) or next_fence(fence, ARGV[4], 1)
     end
+    redis.call('PEXPIRE', lock, lease)
   else
     token = next_fence(fence, ARGV[4], 1)
     if hash then
-      redis.call('HSET', lock, 'owner', owner, 'fence', string.format('%.0f', token), 'n', '1', hold, '1')
+      redis.call('SET', lock, owner .. ' ' .. hold .. ' ' .. string.format('%.0f', token), 'PX', lease)
     else
-      redis.call('SET', lock, owner)
+      redis.call('SET', lock, owner, 'PX', lease)
     end
   end
-  redis.call('PEXPIRE', lock, lease)
   out[i + 1] = token
 end
 return out

@@ -1,9 +1,9 @@
 -- Reentrant mutex (and the fair lock's holder): release one hold; the last hold deletes the lock and
--- wakes the waiters: when one marked this grant (`w`, mutex-acquire.lua); for the fair lock
+-- wakes the waiters: when one marked this grant (' w' or `w`, mutex-acquire.lua); for the fair lock
 -- (ARGV[5] = '1', KEYS[2] = its queue) only the queue's head, by a message '@' .. its owner id. A cohort
 -- that ended at its bound (ARGV[6] = its process) reserves the lock for the process that has waited
 -- longest, for ARGV[7] ms: the key stays as { x = '+' .. that process }, which every other owner finds busy.
--- KEYS[1] lock hash   KEYS[2] waiters zset (the fair lock: its queue)
+-- KEYS[1] lock (a string of one hold, or a hash)   KEYS[2] waiters zset (the fair lock: its queue)
 -- ARGV[1] owner id   ARGV[2] hold id   ARGV[3] wake-up channel   ARGV[4] 'PUBLISH' or 'SPUBLISH'
 -- Optional (the common call leaves them out): ARGV[5] '1' = always publish
 -- ARGV[6] releasing process at its cohort bound (absent or '' = none)   ARGV[7] ms
@@ -13,8 +13,39 @@
 local keep_out = ARGV[6] or ''
 if keep_out ~= '' then check_ms(ARGV[7], 'yield ms') end
 local lock = KEYS[1]
+
+-- The lock is gone now: reserve it at a cohort's bound, and wake the waiters when one marked the grant
+-- (or, for a hash without the mark, layout 1, when the waiters zset has anyone).
+local function wake(marked, unmarkable)
+  -- The waiters zset is read only to reserve the lock, or for a hash without the mark (layout 1).
+  local waiting = (keep_out ~= '' or unmarkable) and redis.call('ZRANGE', KEYS[2], 0, 1) or {}
+  if keep_out ~= '' then
+    local next = waiting[1] == keep_out and waiting[2] or waiting[1]
+    if next then
+      redis.call('HSET', lock, 'x', '+' .. next)
+      redis.call('PEXPIRE', lock, ARGV[7])
+      -- Reserved once: a live process records itself again if it still waits, a dead one is forgotten.
+      redis.call('ZREM', KEYS[2], next)
+    end
+  end
+  if marked or #waiting > 0 then redis.call(ARGV[4], ARGV[3], 'released') end
+  return 1
+end
+
+-- One hold: the string '<owner> <hold id> <token>[ w]' (mutex-acquire.lua). GET under pcall: a hash
+-- (nested holds, the fair lock's holder, an earlier layout) answers WRONGTYPE and is read below.
+if ARGV[5] ~= '1' then
+  local value = redis.pcall('GET', lock)
+  if not value then return 0 end
+  if type(value) == 'string' then
+    local owner, hold, _, marked = string.match(value, '^(%S+) (%S+) (%d+)(.*)$')
+    if owner ~= ARGV[1] or hold ~= ARGV[2] then return 0 end
+    redis.call('DEL', lock)
+    return wake(marked ~= '', false)
+  end
+end
 -- One read for every check: the owner, this hold, the hold count and the waiter mark (HMGET under
--- pcall: a non-hash is not ours).
+-- pcall: a key of another type is not ours).
 local found = redis.pcall('HMGET', lock, 'owner', ARGV[2], 'n', 'w')
 if type(found) ~= 'table' or found.err or found[1] ~= ARGV[1] or not found[2] then return 0 end
 -- The holds: `n`, or for a hash without it (the fair lock's holder) the fields besides owner and fence.
@@ -31,16 +62,4 @@ if ARGV[5] == '1' then
   if head then redis.call(ARGV[4], ARGV[3], '@' .. head) end
   return 1
 end
--- The waiters zset is read only to reserve the lock, or for a hash without the mark (layout 1).
-local waiting = (keep_out ~= '' or not found[3]) and redis.call('ZRANGE', KEYS[2], 0, 1) or {}
-if keep_out ~= '' then
-  local next = waiting[1] == keep_out and waiting[2] or waiting[1]
-  if next then
-    redis.call('HSET', lock, 'x', '+' .. next)
-    redis.call('PEXPIRE', lock, ARGV[7])
-    -- Reserved once: a live process records itself again if it still waits, a dead one is forgotten.
-    redis.call('ZREM', KEYS[2], next)
-  end
-end
-if found[4] or #waiting > 0 then redis.call(ARGV[4], ARGV[3], 'released') end
-return 1
+return wake(found[4] ~= false, not found[3])

@@ -13,6 +13,7 @@
 import { epochMs, round1 } from '../../support/clock';
 import { faultEngine, lockKeyOf } from '../../support/fault-engine';
 import { useFaultEnv } from '../../support/fault-env';
+import { keySnapshot } from '../../support/lock-env';
 import { faultFigures } from '../../support/fault-figures';
 import { startHolder } from '../../support/holders';
 import { TcpProxy } from '../../support/tcp-proxy';
@@ -68,13 +69,13 @@ describe('scenario 18: a holder partitioned from Redis', () => {
         });
 
         // Healing: the held-back commands arrive late and change nothing.
-        const secondLock = await env.admin.hgetall(lockKeyOf(key));
+        const secondLock = await keySnapshot(env.admin, lockKeyOf(key));
         proxy.heal();
         holder.send({ type: 'write', id: key, resource: key });
         expect((await holder.next('written', key)).accepted).toBe(false);
         holder.send({ type: 'release', id: key });
         expect((await holder.next('released', key)).result).toBe(false);
-        expect(await env.admin.hgetall(lockKeyOf(key))).toEqual(secondLock);
+        expect(await keySnapshot(env.admin, lockKeyOf(key))).toEqual(secondLock);
         expect(second.isHeld).toBe(true);
 
         // Acquisitions resume through the healed proxy.

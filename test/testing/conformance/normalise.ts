@@ -32,9 +32,14 @@ export function normaliseNumber(n: number, nowMs: number): Normalised {
   return new Approx(n);
 }
 
-/** Normalises a stored string: integers go through normaliseNumber, other text stays. */
+/**
+ * Normalises a stored string: integers go through normaliseNumber; in a mutex of one hold,
+ * '<owner> <hold id> <token>[ w]', the token does; other text stays.
+ */
 export function normaliseText(s: string, nowMs: number): Normalised {
-  return /^-?\d+$/.test(s) ? normaliseNumber(Number(s), nowMs) : s;
+  if (/^-?\d+$/.test(s)) return normaliseNumber(Number(s), nowMs);
+  const single = /^(\S+ \S+ )(\d+)((?: w)?)$/.exec(s);
+  return single ? `${single[1]}${String(normaliseNumber(Number(single[2]), nowMs))}${single[3]}` : s;
 }
 
 /** Normalises any reply (arrays, objects, numbers, strings). */

@@ -1,6 +1,6 @@
 import { checkMs } from './args';
 import { nextFence } from './fence';
-import { fmt, isError, LuaValue, pcall, ScriptPort, tonumber } from './lua';
+import { fmt, isError, LuaValue, matchSingleHold, pcall, ScriptPort, tonumber } from './lua';
 
 /** mutex-acquire.lua: acquire the reentrant mutex, or re-enter; a busy attempt records its process. */
 export const mutexAcquire: ScriptPort = (redis, KEYS, ARGV) => {
@@ -10,11 +10,12 @@ export const mutexAcquire: ScriptPort = (redis, KEYS, ARGV) => {
   let recorded = ARGV[7] === '1';
   const reenterOnly = ARGV[8] === '1';
 
-  const busy = (pttl: number, mark: boolean): LuaValue => {
+  // `mark`: marks the grant as waited for (undefined: already marked, or not markable).
+  const busy = (pttl: number, mark?: () => void): LuaValue => {
     if (reenterOnly) return [-2];
     redis.zadd(KEYS[3]!, redis.nowUs(), process, true);
     redis.pexpire(KEYS[3]!, pttl + 2000);
-    if (mark) redis.hset(lock, 'w', '1');
+    mark?.();
     return [0, pttl];
   };
 
@@ -22,8 +23,7 @@ export const mutexAcquire: ScriptPort = (redis, KEYS, ARGV) => {
     checkMs(ARGV[3], 'lease ms');
     checkMs(ARGV[4], 'fence ttl ms');
     const token = nextFence(redis, KEYS[2]!, ARGV[4]!, checkMs(ARGV[5] ?? '1', 'tokens to reserve'));
-    redis.hset(lock, 'owner', ARGV[1]!, 'fence', fmt(token), 'n', '1', ARGV[2]!, '1');
-    redis.pexpire(lock, ARGV[3]!);
+    redis.set(lock, `${ARGV[1]!} ${ARGV[2]!} ${fmt(token)}`, ARGV[3]!);
     if (recorded) redis.zrem(KEYS[3]!, process);
     return [1, token];
   };
@@ -34,30 +34,49 @@ export const mutexAcquire: ScriptPort = (redis, KEYS, ARGV) => {
     if (reenterOnly) return [-2];
     return grant();
   }
-  const found = pcall(() => ['owner', 'n', 'w', 'x', ARGV[2]!].map((f) => redis.hget(lock, f)));
-  if (isError(found)) {
-    // Not a hash: a token lock (a string with a lease) of the same name is busy; anything else is foreign.
-    const kind = redis.type(lock);
-    if (kind !== 'string' || pttl < 0) return [-1, kind];
-    return busy(pttl, false);
+  // One read for the rest: GET (a string: one hold, or a token lock), else HMGET.
+  const value = pcall(() => redis.get(lock));
+  if (typeof value === 'string') {
+    if (pttl < 0) return [-1, 'string'];
+    const single = matchSingleHold(value);
+    // No spaces: a token lock of the same name, busy (its release always publishes).
+    if (!single) return busy(pttl);
+    const [owner, hold, token, marked] = single;
+    if (owner !== ARGV[1]) {
+      return busy(pttl, marked === '' ? () => redis.set(lock, value + ' w', redis.pttl(lock)) : undefined);
+    }
+    checkMs(ARGV[3], 'lease ms');
+    // The same hold: this very call, sent again (a reply lost with the connection).
+    if (hold !== ARGV[2]) {
+      // A second hold: the lock becomes the hash, its lease no shorter than before.
+      redis.del(lock);
+      redis.hset(lock, 'owner', owner, 'fence', token, 'n', '2', hold, '1', ARGV[2]!, '1');
+      if (marked !== '') redis.hset(lock, 'w', '1');
+      redis.pexpire(lock, Math.max(pttl, Number(ARGV[3])));
+    } else if (pttl < Number(ARGV[3])) {
+      redis.pexpire(lock, ARGV[3]!);
+    }
+    return [2, tonumber(token)];
   }
-  const [owner, nField, mark, reserved, hold] = found;
+  const found = pcall(() => ['owner', 'n', 'w', 'x', ARGV[2]!, 'fence'].map((f) => redis.hget(lock, f)));
+  if (isError(found)) return [-1, redis.type(lock)];
+  const [owner, nField, mark, reserved, hold, fence] = found;
   const n = tonumber(nField ?? undefined);
   if (owner === ARGV[1]) {
     checkMs(ARGV[3], 'lease ms');
     // A hold already there is this very re-entry, sent again (a reply lost with the connection).
     if (hold === null) redis.hset(lock, ARGV[2]!, '1', 'n', String((n ?? 1) + 1));
     if (pttl < Number(ARGV[3])) redis.pexpire(lock, ARGV[3]!);
-    return [2, tonumber(redis.hget(lock, 'fence'))];
+    return [2, tonumber(fence)];
   }
   if (owner !== null) {
     if (pttl < 0) return [-1, 'hash'];
-    return busy(pttl, n !== undefined && mark === null);
+    return busy(pttl, n !== undefined && mark === null ? () => redis.hset(lock, 'w', '1') : undefined);
   }
   // No owner field on an existing key: a lock reserved for one process for a moment, or a hash that is
   // not a lock.
   if (reserved === null || pttl < 0) return [-1, 'hash'];
-  if (reserved !== '+' + process) return busy(pttl, false);
+  if (reserved !== '+' + process) return busy(pttl);
   redis.del(lock);
   if (reenterOnly) return [-2];
   // The reserved process was recorded as a waiter: always drop it.

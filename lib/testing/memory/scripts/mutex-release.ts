@@ -1,5 +1,5 @@
 import { checkMs } from './args';
-import { isError, pcall, ScriptPort, tonumber } from './lua';
+import { isError, matchSingleHold, pcall, ScriptPort, tonumber } from './lua';
 
 /**
  * mutex-release.lua (the mutex and the fair lock's holder): release one hold; the last one deletes
@@ -11,6 +11,38 @@ export const mutexRelease: ScriptPort = (redis, KEYS, ARGV) => {
   const keepOut = ARGV[6] ?? '';
   if (keepOut !== '') checkMs(ARGV[7], 'yield ms');
   const lock = KEYS[1]!;
+
+  // The lock is gone now: reserve it at a cohort's bound, and wake the waiters when one marked the
+  // grant (or, for a hash without the mark, layout 1, when the waiters zset has anyone).
+  const wake = (marked: boolean, unmarkable: boolean): number => {
+    // The waiters zset is read only to reserve the lock, or for a hash without the mark (layout 1).
+    const waiting =
+      keepOut !== '' || unmarkable ? redis.zrange(KEYS[2]!, 0, 1).map(([member]) => member) : [];
+    if (keepOut !== '') {
+      // Lua's `waiting[1] == keep_out and waiting[2] or waiting[1]`: a nil waiting[2] falls back to waiting[1].
+      const next = (waiting[0] === keepOut ? waiting[1] : undefined) ?? waiting[0];
+      if (next !== undefined) {
+        redis.hset(lock, 'x', '+' + next);
+        redis.pexpire(lock, ARGV[7]!);
+        // Reserved once: a live process records itself again if it still waits, a dead one is forgotten.
+        redis.zrem(KEYS[2]!, next);
+      }
+    }
+    if (marked || waiting.length > 0) redis.publish(ARGV[3]!, 'released');
+    return 1;
+  };
+
+  // One hold: the string '<owner> <hold id> <token>[ w]'; a hash answers WRONGTYPE and is read below.
+  if (ARGV[5] !== '1') {
+    const value = pcall(() => redis.get(lock));
+    if (value === null) return 0;
+    if (typeof value === 'string') {
+      const single = matchSingleHold(value);
+      if (single?.[0] !== ARGV[1] || single[1] !== ARGV[2]) return 0;
+      redis.del(lock);
+      return wake(single[3] !== '', false);
+    }
+  }
   // One read for every check: owner, this hold, the hold count, the waiter mark (a non-hash is not ours).
   const found = pcall(() => ['owner', ARGV[2]!, 'n', 'w'].map((f) => redis.hget(lock, f)));
   if (isError(found) || found[0] !== ARGV[1] || found[1] === null) return 0;
@@ -29,19 +61,5 @@ export const mutexRelease: ScriptPort = (redis, KEYS, ARGV) => {
     if (head !== undefined) redis.publish(ARGV[3]!, '@' + head);
     return 1;
   }
-  // The waiters zset is read only to reserve the lock, or for a hash without the mark (layout 1).
-  const waiting =
-    keepOut !== '' || nField === null ? redis.zrange(KEYS[2]!, 0, 1).map(([member]) => member) : [];
-  if (keepOut !== '') {
-    // Lua's `waiting[1] == keep_out and waiting[2] or waiting[1]`: a nil waiting[2] falls back to waiting[1].
-    const next = (waiting[0] === keepOut ? waiting[1] : undefined) ?? waiting[0];
-    if (next !== undefined) {
-      redis.hset(lock, 'x', '+' + next);
-      redis.pexpire(lock, ARGV[7]!);
-      // Reserved once: a live process records itself again if it still waits, a dead one is forgotten.
-      redis.zrem(KEYS[2]!, next);
-    }
-  }
-  if (mark !== null || waiting.length > 0) redis.publish(ARGV[3]!, 'released');
-  return 1;
+  return wake(mark !== null, nField === null);
 };

@@ -1,7 +1,10 @@
 import { checkMs } from './args';
 import { count, ScriptPort } from './lua';
 
-/** renew.lua: renew (lease 0: check) many mutex hashes and token-lock strings; 1 held, 0 gone, -1 another owner's. */
+/**
+ * renew.lua: renew (lease 0: check) many mutexes (strings of one hold, hashes) and token locks; 1 held,
+ * 0 gone, -1 another owner's. A string's owner is its first word.
+ */
 export const renew: ScriptPort = (redis, KEYS, ARGV) => {
   for (let i = 1; i <= count(KEYS); i++) checkMs(ARGV[2 * i], 'lease ms', 0);
   const out: number[] = [];
@@ -12,7 +15,7 @@ export const renew: ScriptPort = (redis, KEYS, ARGV) => {
     if (kind === 'hash') {
       current = redis.hget(KEYS[i]!, 'owner');
     } else if (kind === 'string') {
-      current = redis.get(KEYS[i]!);
+      current = /^\S*/.exec(redis.get(KEYS[i]!) ?? '')![0];
     }
     if (current === owner) {
       if (ARGV[2 * i] !== '0') redis.pexpire(KEYS[i]!, ARGV[2 * i]!);

@@ -31,6 +31,17 @@ export const MULTI_KEY_SCENARIOS: Scenario[] = [
     ],
   },
   {
+    name: 'a key the owner holds once gets a second hold from a multi-key call (its string becomes the hash)',
+    steps: [
+      mutex('A'),
+      mutex('B', { process: 'P2', want: 'busy' }),
+      multi('A', [KEY, K2], { hold: 'h2', want: 'granted' }),
+      release('mutex', 'A', { want: 'still-held' }),
+      release('mutex', 'A', { hold: 'h2', want: 'released' }),
+      release('mutex', 'A', { key: K2, hold: 'h2', want: 'released' }),
+    ],
+  },
+  {
     name: "a mutex reserved for the caller at a cohort's end is granted to it alone",
     steps: [
       mutex('A', { process: 'P1', reserve: 4 }),

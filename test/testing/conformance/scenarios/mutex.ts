@@ -16,6 +16,30 @@ export const MUTEX_SCENARIOS: Scenario[] = [
     ],
   },
   {
+    name: 'one hold is a string: a re-sent grant counts nothing; a waiter marks it; a second hold turns it into the hash, marked',
+    steps: [
+      mutex('A', { want: 'granted' }),
+      mutex('A', { want: 'reentered' }),
+      mutex('B', { process: 'P2', want: 'busy' }),
+      mutex('B', { process: 'P2', want: 'busy' }),
+      mutex('A', { hold: 'h2', leaseMs: 90_000, want: 'reentered' }),
+      { do: 'renew', kind: 'mutex', who: ['A', 'B'], leaseMs: 30_000, want: ['renewed', 'taken-over'] },
+      release('mutex', 'A', { want: 'still-held' }),
+      release('mutex', 'A', { hold: 'h2', want: 'released' }),
+    ],
+  },
+  {
+    name: 'a released string is gone for a retried release; a marked one publishes',
+    steps: [
+      mutex('A'),
+      mutex('B', { process: 'P2', want: 'busy' }),
+      release('mutex', 'B', { want: 'not-held' }),
+      release('mutex', 'A', { hold: 'h2', want: 'not-held' }),
+      release('mutex', 'A', { want: 'released' }),
+      release('mutex', 'A', { want: 'not-held' }),
+    ],
+  },
+  {
     name: 're-entry only: not held on a free key and on a key held by another owner',
     steps: [
       mutex('A', { reenter: true, want: 'not-held' }),

@@ -63,7 +63,7 @@ export type Step =
     })
   | { do: 'renew'; kind: KindName; who: string[]; leaseMs?: number; want?: string[] }
   /** Several keys at once (multi-acquire.lua through RedisMultiLocker): mutexes, or token locks. */
-  | { do: 'multi'; who: string; keys: string[]; reentrant?: boolean; want?: Want }
+  | { do: 'multi'; who: string; keys: string[]; reentrant?: boolean; hold?: string; want?: Want }
   /** A raw script call on the lock's keys (KEYS as named here), e.g. an argument the kinds never send. */
   | { do: 'script'; script: string; tag: LockKindTag; keys: SeedAt[]; args: ScriptArg[]; want?: Want }
   | { do: 'seed'; tag: LockKindTag; at: SeedAt; fixture: Fixture; key?: string }
