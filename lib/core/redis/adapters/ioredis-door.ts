@@ -33,8 +33,8 @@ export class IoredisDoor implements RedisDoor {
   private batch?: WriteBatch;
   /** Ours on the client (the user's, when passed in), removed at close. */
   private readonly listeners: ClientListeners;
-  /** Ours on a Cluster's node clients (watch), removed at close. */
-  private readonly nodeListeners: ClientListeners[] = [];
+  /** Ours on a Cluster's node clients (watch), removed when ioredis drops the node ('-node') or at close. */
+  private readonly nodeListeners = new Map<EventSource, ClientListeners>();
 
   constructor(
     readonly client: IoredisClient,
@@ -136,13 +136,18 @@ export class IoredisDoor implements RedisDoor {
       // A node's connection made again (after a node restart ioredis connects anew, when a command
       // needs that node): its server may have lost the locks it had. Only a node connected before
       // counts: a first connection (ioredis opens them lazily) found nothing lost. The listeners on
-      // node clients are removed at close (a user's cluster outlives the engine).
+      // a node client are removed when ioredis drops the node (topology churn) or at close (a user's
+      // cluster outlives the engine).
       const seen = new Set<string>();
       this.listeners.on('+node', (node: EventSource & { options?: { host?: string; port?: number } }) => {
         const address = `${node.options?.host}:${node.options?.port}`;
         const listeners = new ClientListeners(node);
         listeners.on('ready', () => (seen.has(address) ? listener('up') : seen.add(address)));
-        this.nodeListeners.push(listeners);
+        this.nodeListeners.set(node, listeners);
+      });
+      this.listeners.on('-node', (node: EventSource) => {
+        this.nodeListeners.get(node)?.removeAll();
+        this.nodeListeners.delete(node);
       });
     }
     this.listeners.on('error', (error: Error) =>
@@ -161,7 +166,8 @@ export class IoredisDoor implements RedisDoor {
   async close(): Promise<void> {
     if (this.owned) await closeConnection(this.client);
     this.listeners.removeAll();
-    for (const listeners of this.nodeListeners.splice(0)) listeners.removeAll();
+    for (const listeners of this.nodeListeners.values()) listeners.removeAll();
+    this.nodeListeners.clear();
   }
 
   /** The connection a command for `routeKey` goes to: on a Cluster the pooled connection to its slot's master. */
