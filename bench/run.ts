@@ -146,7 +146,7 @@ async function main(): Promise<void> {
       const floorAfter = await runCriticalSectionFloor(target, profile);
       results.floor = floorAfter.map((after, i) => meanFloor(floorBefore[i]!, after));
       log(
-        `\n[floor] critical section alone: ${results.floor.map((f) => `cs=${f.csMs}ms ${f.cpuUsPerAcq} µs Redis CPU/acq (${f.runs?.join(' / ')})`).join(', ')}`,
+        `\n[floor] critical section alone: ${results.floor.map((f) => `cs=${f.csMs}ms ${f.acqPerSec} acq/s, ${f.cpuUsPerAcq} µs Redis CPU/acq (${f.runs?.join(' / ')})`).join(', ')}`,
       );
     }
     if (parts.has('scale')) {

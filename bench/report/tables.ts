@@ -92,7 +92,7 @@ export function renderTables(r: BenchResults): string {
               .filter((f) => f.csMs === cs)
               .map((f) => [
                 '(critical section alone, in-process mutex)',
-                '',
+                f.acqPerSec ?? '',
                 '',
                 '',
                 '',

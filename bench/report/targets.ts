@@ -140,16 +140,18 @@ export function evaluateTargets(
       if (!peerRuns.length) continue;
       const tputGoal = GOALS.throughputVsBestPeer[c.csMs] ?? 1;
       const tput = best(peerRuns, (r) => r.acqPerSec, 'higher');
-      out.push(
-        compare(
-          `contention ${c.csMs} ms, ${row.name}: acquisitions/s ≥ ${tputGoal}× best peer`,
-          c.acqPerSec,
-          tput.run.acqPerSec,
-          'higher',
-          tputGoal,
-          tput.name,
-        ),
+      const tputRow = compare(
+        `contention ${c.csMs} ms, ${row.name}: acquisitions/s ≥ ${tputGoal}× best peer`,
+        c.acqPerSec,
+        tput.run.acqPerSec,
+        'higher',
+        tputGoal,
+        tput.name,
       );
+      // For reading the figure: the critical sections one after another in one process, no lock at all.
+      const ceiling = results.floor?.find((f) => f.csMs === c.csMs)?.acqPerSec;
+      if (ceiling !== undefined) tputRow.detail += `; the critical section alone runs ${ceiling}/s`;
+      out.push(tputRow);
       const cpu = best(peerRuns, (r) => r.cpuUsPerAcq, 'lower');
       const cpuRow = compare(
         `contention ${c.csMs} ms, ${row.name}: Redis CPU/acq ≤ ${GOALS.cpuVsBestPeer}× best peer`,

@@ -9,6 +9,8 @@ import { runContention } from '../worker/loops';
 export interface FloorFigures {
   csMs: number;
   acquisitions: number;
+  /** Acquisitions per second: the critical section one at a time, at no lock cost (the ceiling of any lock). */
+  acqPerSec: number;
   /** Redis CPU per critical section (its GET + SET, one at a time): the floor under any lock's figure. */
   cpuUsPerAcq: number;
   cmdsPerAcq: number;
@@ -21,6 +23,7 @@ export function meanFloor(a: FloorFigures, b: FloorFigures): FloorFigures {
   return {
     csMs: a.csMs,
     acquisitions: a.acquisitions + b.acquisitions,
+    acqPerSec: round((a.acqPerSec + b.acqPerSec) / 2),
     cpuUsPerAcq: round((a.cpuUsPerAcq + b.cpuUsPerAcq) / 2),
     cmdsPerAcq: round((a.cmdsPerAcq + b.cmdsPerAcq) / 2),
     runs: [a.cpuUsPerAcq, b.cpuUsPerAcq],
@@ -79,6 +82,7 @@ export async function runCriticalSectionFloor(
       out.push({
         csMs,
         acquisitions: result.acquisitions,
+        acqPerSec: round((result.acquisitions * 1000) / Math.max(1, result.finishedMs)),
         cpuUsPerAcq: round(delta.cpuMicros / n),
         cmdsPerAcq: round(delta.totalCommands / n),
       });

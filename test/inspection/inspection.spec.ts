@@ -174,6 +174,30 @@ describe('forceRelease()', () => {
     expect(await operator.forceRelease(key, { reason: 'nothing left' })).toBe(false);
   });
 
+  it('tells a mutex held once from a token lock, though Redis keeps both as a string', async () => {
+    const holder = env.engine();
+    const operator = env.engine();
+    const [mk, tk] = [uniqueKey('once'), uniqueKey('token')];
+    const mutex = await holder.acquire(mk);
+    const token = await holder.acquire(tk, { reentrant: false });
+    expect(await operator.inspect(mk)).toMatchObject({
+      kind: 'mutex',
+      holders: [{ fencingToken: mutex.fencingToken, holdCount: 1 }],
+    });
+    expect(await operator.inspect(tk)).toMatchObject({ kind: 'token', holders: [{ holdCount: 1 }] });
+    // Each kind is released only when asked for by its own name (or by none).
+    expect(await operator.forceRelease(mk, { kind: 'token', reason: 'wrong kind' })).toBe(false);
+    expect(await operator.forceRelease(tk, { kind: 'mutex', reason: 'wrong kind' })).toBe(false);
+    expect(mutex.isHeld && token.isHeld).toBe(true);
+    expect(await operator.forceRelease(mk, { kind: 'mutex', reason: 'stuck' })).toBe(true);
+    expect(await operator.forceRelease(tk, { kind: 'token', reason: 'stuck' })).toBe(true);
+    expect(await whenAborted(mutex.signal)).toMatchObject({ reason: 'force-released' });
+    expect(await whenAborted(token.signal)).toMatchObject({ reason: 'force-released' });
+    const [forcedToken, forcedMutex] = await operator.forceReleases({});
+    expect([forcedMutex?.kind, forcedMutex?.evicted[0]?.fencingToken]).toEqual(['mutex', mutex.fencingToken]);
+    expect(forcedToken?.kind).toBe('token');
+  });
+
   it('refuses bad input with a TypeError or RangeError before any command', async () => {
     const engine = env.engine();
     await engine.isLocked('warm-up'); // the connection is up before counting
