@@ -91,6 +91,16 @@ function categorize(file: string, fromUs: number, toUs: number): Map<string, num
 }
 
 /** User + system CPU of a process so far, in µs (Linux /proc; clock ticks of 10 ms). */
+/**
+ * The main thread's (the event loop's) time on a CPU and time waiting for one while runnable, in µs
+ * (/proc/PID/schedstat, ns): the profile's samples are wall time, so a sample taken while the thread
+ * waited for a CPU counts that wait as well.
+ */
+function mainThreadSchedUs(pid: number): { onCpu: number; waiting: number } {
+  const [onCpu, waiting] = readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ').map(Number);
+  return { onCpu: onCpu! / 1000, waiting: waiting! / 1000 };
+}
+
 function processCpuUs(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   return (Number(fields[11]) + Number(fields[12])) * 10_000;
@@ -157,6 +167,7 @@ async function profileApp(
   }
   const before = await target.snapshot();
   const cpuBefore = processCpuUs(child.pid!);
+  const schedBefore = mainThreadSchedUs(child.pid!);
   const fromUs = Number(process.hrtime.bigint() / 1000n);
   const result = await autocannon({
     url: `http://127.0.0.1:${port}/seckill/${ITEM_ID}`,
@@ -168,6 +179,9 @@ async function profileApp(
   });
   const toUs = Number(process.hrtime.bigint() / 1000n);
   const cpuUs = processCpuUs(child.pid!) - cpuBefore;
+  const schedAfter = mainThreadSchedUs(child.pid!);
+  const mainOnCpuUs = schedAfter.onCpu - schedBefore.onCpu;
+  const mainWaitingUs = schedAfter.waiting - schedBefore.waiting;
   const redis = RedisTarget.delta(before, await target.snapshot());
   const allocFile = join(dir, 'allocations.heapprofile');
   if (alloc) {
@@ -191,7 +205,9 @@ async function profileApp(
       `commands and ${(redis.cpuMicros / total).toFixed(1)} µs CPU per request`,
   );
   console.log(
-    `  app process CPU per request: ${(cpuUs / total).toFixed(1)} µs (/proc, 10 ms ticks); ` +
+    `  app process CPU per request: ${(cpuUs / total).toFixed(1)} µs (/proc, 10 ms ticks; ` +
+      `main thread ${(mainOnCpuUs / total).toFixed(1)} µs on a CPU, ${(mainWaitingUs / total).toFixed(1)} µs ` +
+      `runnable waiting for one); ` +
       `busy profile samples in the run: ${busyUs.toFixed(1)} µs, of which:`,
   );
   for (const [category, us] of perRequest) console.log(`    ${us.toFixed(1).padStart(7)} µs  ${category}`);
@@ -213,6 +229,8 @@ async function profileApp(
     label,
     reqPerSec: total / result.duration,
     cpuUsPerReq: cpuUs / total,
+    mainOnCpuUsPerReq: mainOnCpuUs / total,
+    mainWaitingUsPerReq: mainWaitingUs / total,
     attribution,
     allocations,
     requests: total,
@@ -223,6 +241,8 @@ interface Measured {
   label: string;
   reqPerSec: number;
   cpuUsPerReq: number;
+  mainOnCpuUsPerReq: number;
+  mainWaitingUsPerReq: number;
   attribution: Attribution;
   allocations?: Attribution;
   requests: number;
@@ -231,11 +251,16 @@ interface Measured {
 /** Every run's req/s and CPU per request; with --attribute, the first app against the last one, averaged over rounds. */
 function summarize(all: Measured[]): void {
   const labels = [...new Set(all.map((m) => m.label))];
-  console.log('\n| app | req/s per round | app CPU µs/req per round (/proc) |\n|---|---|---|');
+  console.log(
+    '\n| app | req/s per round | app CPU µs/req per round (/proc) | main thread on a CPU, µs/req | main thread waiting for a CPU, µs/req |\n|---|---|---|---|---|',
+  );
   for (const label of labels) {
     const runs = all.filter((m) => m.label === label);
     const list = (f: (m: Measured) => number) => runs.map((m) => Math.round(f(m))).join(', ');
-    console.log(`| ${label} | ${list((m) => m.reqPerSec)} | ${list((m) => m.cpuUsPerReq)} |`);
+    console.log(
+      `| ${label} | ${list((m) => m.reqPerSec)} | ${list((m) => m.cpuUsPerReq)} | ` +
+        `${list((m) => m.mainOnCpuUsPerReq)} | ${list((m) => m.mainWaitingUsPerReq)} |`,
+    );
   }
   if (!process.argv.some((a) => a.startsWith('--attribute')) || labels.length < 2) return;
   // The first app against the last (the ceiling); with three, also the first against the second
