@@ -172,6 +172,7 @@ export function printComparison(
   names: readonly [string, string],
   rows: readonly [Map<string, number>, Map<string, number>],
   top = 30,
+  unit = 'µs/request',
 ): void {
   const keys = new Set([...rows[0].keys(), ...rows[1].keys()]);
   const table = [...keys]
@@ -179,11 +180,11 @@ export function printComparison(
     .sort((x, y) => Math.abs(y[1] - y[2]) - Math.abs(x[1] - x[2]))
     .slice(0, top);
   const sum = (m: Map<string, number>) => [...m.values()].reduce((s, v) => s + v, 0);
-  console.log(`| µs/request | ${names[0]} | ${names[1]} | difference |\n|---|---:|---:|---:|`);
+  console.log(`| ${unit} | ${names[0]} | ${names[1]} | difference |\n|---|---:|---:|---:|`);
   for (const [k, x, y] of table)
     console.log(`| ${k} | ${x.toFixed(1)} | ${y.toFixed(1)} | ${(x - y).toFixed(1)} |`);
   const [x, y] = [sum(rows[0]), sum(rows[1])];
-  console.log(`| all busy samples | ${x.toFixed(1)} | ${y.toFixed(1)} | ${(x - y).toFixed(1)} |`);
+  console.log(`| all | ${x.toFixed(1)} | ${y.toFixed(1)} | ${(x - y).toFixed(1)} |`);
 }
 
 /** A node of V8's sampling heap profile. */

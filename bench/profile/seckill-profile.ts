@@ -275,10 +275,15 @@ function summarize(all: Measured[]): void {
     for (const pair of pairs) {
       for (const keyOf of [areaOf, (ancestor: string) => ancestor]) {
         console.log(alloc ? '\nBytes allocated per request (sampled), by nearest owned frame:' : '');
-        printComparison(pair, [
-          attributedPerRequest(runsOf(pair[0], alloc), keyOf),
-          attributedPerRequest(runsOf(pair[1], alloc), keyOf),
-        ]);
+        printComparison(
+          pair,
+          [
+            attributedPerRequest(runsOf(pair[0], alloc), keyOf),
+            attributedPerRequest(runsOf(pair[1], alloc), keyOf),
+          ],
+          30,
+          alloc ? 'bytes/request' : 'µs/request',
+        );
       }
     }
   }
