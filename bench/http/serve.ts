@@ -57,8 +57,38 @@ async function main(): Promise<void> {
     process.exit(0);
   };
   process.once('SIGTERM', () => void stop());
-  for await (const line of createInterface({ input: process.stdin })) if (line.includes('exit')) break;
+  for await (const line of createInterface({ input: process.stdin })) {
+    if (line.includes('exit')) break;
+    if (line.startsWith('alloc-')) await allocationSampling(line);
+  }
   await stop();
+}
+
+/**
+ * bench/profile/seckill-profile.ts --alloc: `alloc-start` starts V8's sampling heap profiler (collected
+ * objects included, so it counts what is allocated, not what survives); `alloc-stop FILE` writes the
+ * profile to FILE and prints {"type":"alloc-saved"}.
+ */
+let heapSession: import('node:inspector/promises').Session | undefined;
+async function allocationSampling(line: string): Promise<void> {
+  if (line === 'alloc-start') {
+    const inspector = await import('node:inspector/promises');
+    heapSession = new inspector.Session();
+    heapSession.connect();
+    await heapSession.post('HeapProfiler.startSampling', {
+      samplingInterval: 1024,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: true,
+    } as import('node:inspector').HeapProfiler.StartSamplingParameterType);
+    process.stdout.write(`${JSON.stringify({ type: 'alloc-started' })}\n`);
+  } else if (line.startsWith('alloc-stop ') && heapSession) {
+    const { profile } = await heapSession.post('HeapProfiler.stopSampling');
+    heapSession.disconnect();
+    heapSession = undefined;
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(line.slice('alloc-stop '.length), JSON.stringify(profile));
+    process.stdout.write(`${JSON.stringify({ type: 'alloc-saved' })}\n`);
+  }
 }
 
 main().catch((err) => {

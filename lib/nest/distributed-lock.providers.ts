@@ -4,17 +4,16 @@ import type { FactoryProvider, Provider } from '@nestjs/common';
 import { APP_INTERCEPTOR } from '@nestjs/core';
 import { LockEngine } from '../core';
 import { openLockEngine } from '../core/internal';
-import { ModuleHttpErrorsInterceptor } from './distributed-lock.interceptor';
 import {
   DISTRIBUTED_LOCK_MODULE_OPTIONS,
   DISTRIBUTED_LOCK_SETTINGS,
 } from './distributed-lock.module-definition';
 import { DistributedLockService } from './distributed-lock.service';
 import { LockServiceBinder } from './lock-service-binder';
+import { ModuleLockErrorsInterceptor } from './module-errors.interceptor';
 import { DistributedLockSettings, resolveModuleOptions } from './module-options';
 import { SkipRouteCheck } from './skip-route.check';
 import { DistributedLockTelemetry } from './telemetry.provider';
-import { ModuleTransportErrorsInterceptor } from './transports/distributed-lock-transport.interceptor';
 
 /** The module options resolved once (validated before anything connects). */
 export const settingsProvider: FactoryProvider<DistributedLockSettings> = {
@@ -35,8 +34,8 @@ export const engineProvider: FactoryProvider<LockEngine> = {
 
 /**
  * The Nest layer around whatever engine the LockEngine token holds: the service, the binder the
- * decorator finds it through, the start-up check of skip routes, telemetry and the two global
- * interceptors. DistributedLockModule adds the settings and the engine built from them; the testing
+ * decorator finds it through, the start-up check of skip routes, telemetry and the global
+ * interceptor (HTTP and transport answers in one layer). DistributedLockModule adds the settings and the engine built from them; the testing
  * module adds the same settings and the real engine over an in-memory backend.
  */
 export const nestLayerProviders: Provider[] = [
@@ -44,6 +43,5 @@ export const nestLayerProviders: Provider[] = [
   LockServiceBinder,
   DistributedLockTelemetry,
   DistributedLockService,
-  { provide: APP_INTERCEPTOR, useClass: ModuleHttpErrorsInterceptor },
-  { provide: APP_INTERCEPTOR, useClass: ModuleTransportErrorsInterceptor },
+  { provide: APP_INTERCEPTOR, useClass: ModuleLockErrorsInterceptor },
 ];

@@ -115,14 +115,19 @@ export class Waiter implements QueuedWaiter {
     if (this.joined(channel)) return true;
     this.wakeups?.leave();
     this.wakeups = undefined;
-    const joining = this.ctx.hub.join(channel);
-    this.wakeups = await withDeadline(joining, Math.max(1, this.remaining()));
+    // A channel other waiters of this process already joined: no wait for a confirmation (and no
+    // deadline, race and promises for it, per waiter).
+    this.wakeups = this.ctx.hub.joinSettled?.(channel);
     if (!this.wakeups) {
-      joining.then(
-        (w) => w.leave(),
-        () => undefined,
-      );
-      return false;
+      const joining = this.ctx.hub.join(channel);
+      this.wakeups = await withDeadline(joining, Math.max(1, this.remaining()));
+      if (!this.wakeups) {
+        joining.then(
+          (w) => w.leave(),
+          () => undefined,
+        );
+        return false;
+      }
     }
     this.channel = channel;
     if (this.wokenWhileJoining) {

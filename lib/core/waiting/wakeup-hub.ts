@@ -9,6 +9,11 @@ import { withDeadline } from '../time/with-deadline';
 export interface WakeupChannels {
   /** Joins `channel`; resolves once the subscription is confirmed (or given up on: then waiters poll). */
   join(channel: string): Promise<Wakeups>;
+  /**
+   * Joins `channel` at once when its subscription is already settled (what join() would resolve
+   * with, without its wait); undefined when it is not (then join()).
+   */
+  joinSettled?(channel: string): Wakeups | undefined;
   /** Channels with at least one local waiter (for stats and leak tests). */
   readonly channelCount: number;
   /** Drops every subscription and closes what it opened. */
@@ -60,13 +65,34 @@ export class WakeupHub {
     let state = this.channels.get(channel);
     if (!state) {
       const sharded = this.sharded();
-      state = { refs: 0, members: new Set(), sharded, ready: this.subscribe(channel, sharded) };
+      const created: ChannelState = {
+        refs: 0,
+        members: new Set(),
+        sharded,
+        ready: this.subscribe(channel, sharded),
+        settled: false,
+      };
+      created.ready.then(
+        () => (created.settled = true),
+        () => undefined, // the joins awaiting it get the rejection
+      );
+      state = created;
       this.channels.set(channel, state);
     }
+    const member = this.member(channel, state);
+    await state.ready;
+    return member;
+  }
+
+  joinSettled(channel: string): Wakeups | undefined {
+    const state = this.channels.get(channel);
+    return state?.settled ? this.member(channel, state) : undefined;
+  }
+
+  private member(channel: string, state: ChannelState): Wakeups {
     state.refs++;
     const member = new Wakeups(() => this.leave(channel, member));
     state.members.add(member);
-    await state.ready;
     return member;
   }
 
@@ -216,6 +242,8 @@ interface ChannelState {
   /** How this channel was subscribed, so it is unsubscribed the same way. */
   sharded: boolean;
   ready: Promise<void>;
+  /** `ready` has resolved: a waiter joins without waiting (joinSettled). */
+  settled: boolean;
 }
 
 /** One waiter's view of a channel: `wait()` returns on a message, the timeout, or an abort. */

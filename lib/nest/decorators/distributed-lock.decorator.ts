@@ -72,11 +72,58 @@ export function DistributedLock<Args extends unknown[] = any[]>(
     // transport answers reach @SubscribeMessage handlers too. Where the global one runs, it answers
     // first and this one passes (one translation per call); under `transportErrors: false` both stand aside.
     UseInterceptors(ModuleTransportErrorsInterceptor)(target, propertyKey, { value: wrapper });
+    // On a plain HTTP route it could only ever pass: taken off again once the class is decorated.
+    queueMicrotask(() => unbindOnHttpRoute(target, wrapper));
     Reflect.defineMetadata(DISTRIBUTED_LOCK_METADATA, options, wrapper);
     checkAtBootstrap(target, String(propertyKey));
     descriptor.value = wrapper as unknown as typeof descriptor.value;
     return descriptor;
   };
+}
+
+// Nest's metadata keys, by value (@nestjs/common/constants is no public entry point, and
+// @nestjs/websockets and @nestjs/microservices are optional peers).
+const INTERCEPTORS_METADATA = '__interceptors__';
+const PATH_METADATA = 'path';
+const METHOD_METADATA = 'method';
+const CONTROLLER_WATERMARK = '__controller__';
+const GATEWAY_METADATA = 'websockets:is_gateway';
+/** Method metadata of the handlers Nest calls in another context than HTTP (WebSockets, microservices). */
+const OTHER_HANDLER_KEYS = new Set<unknown>([
+  'websockets:message_mapping',
+  'message',
+  'microservices:pattern',
+]);
+
+/**
+ * Takes the method's transport interceptor (bound above for gateways) off a plain HTTP route: a
+ * method with a route (@Get(), @Post()...) of a @Controller() class that is not a gateway, and that
+ * no other transport calls (no @SubscribeMessage, @MessagePattern, @EventPattern or GraphQL
+ * metadata). Nest calls such a method in HTTP contexts only, where that interceptor lets every call
+ * pass: it only cost each request a layer of Nest's interceptor chain (an AsyncResource.bind, an
+ * rxjs defer and a mergeAll). Run once the class is fully decorated (a microtask after the method
+ * decorator: the other method decorators and the class decorators run in the same synchronous class
+ * definition), long before Nest reads the interceptors at start-up. Anything it cannot tell keeps the
+ * interceptor, as before.
+ */
+function unbindOnHttpRoute(target: object, wrapper: object): void {
+  const owner: unknown = (target as { constructor?: unknown }).constructor;
+  if (typeof owner !== 'function' || owner.prototype !== target) return; // a static method
+  if (!Reflect.getMetadata(CONTROLLER_WATERMARK, owner) || Reflect.getMetadata(GATEWAY_METADATA, owner))
+    return;
+  if (Reflect.getMetadata(PATH_METADATA, wrapper) === undefined) return;
+  if (Reflect.getMetadata(METHOD_METADATA, wrapper) === undefined) return;
+  for (const key of Reflect.getMetadataKeys(wrapper) as unknown[]) {
+    if (OTHER_HANDLER_KEYS.has(key) || (typeof key === 'string' && key.startsWith('graphql:'))) return;
+  }
+  const bound = Reflect.getMetadata(INTERCEPTORS_METADATA, wrapper) as unknown[] | undefined;
+  const at = bound ? bound.lastIndexOf(ModuleTransportErrorsInterceptor) : -1;
+  if (at < 0) return;
+  Reflect.defineMetadata(
+    INTERCEPTORS_METADATA,
+    bound!.filter((_, i) => i !== at),
+    wrapper,
+  );
 }
 
 /** Decorated method names per prototype whose onApplicationBootstrap checks for a lock service. */
