@@ -13,6 +13,7 @@
 --         `fence` is the token the counter was advanced to (every later grant gets a higher one);
 --         `token` is the holder's grant token when Redis keeps it ('0' for readers and permits).
 --!include fence.lua
+--!include single-hold.lua
 local lock, aux = KEYS[1], KEYS[2]
 local tag = ARGV[1]
 local evicted = {}
@@ -29,9 +30,9 @@ local kind = redis.call('TYPE', lock).ok
 if kind == 'none' then return {0} end
 if redis.call('PTTL', lock) < 0 then return {-1, kind} end
 if tag == 'm' or tag == 'fair' then
-  -- A string is a mutex of one hold ('<owner> <hold id> <token>[ w]') or a token lock ('<owner>').
+  -- A string is a mutex of one hold or a token lock (single-hold.lua).
   local value = kind == 'string' and tag == 'm' and redis.call('GET', lock)
-  local owner, _, token = string.match(value or '', '^(%S+) (%S+) (%d+)')
+  local owner, _, token = single_hold(value or '')
   if value and not owner and ARGV[5] ~= 'mutex' then
     add(value, '0', 1)
     label = 'token'

@@ -15,25 +15,33 @@
 --         as free and keeps its token.
 --!include fence.lua
 --!include args.lua
+--!include single-hold.lua
 check_ms(ARGV[3], 'lease ms'); check_ms(ARGV[4], 'fence ttl ms')
 local n = #KEYS / 3
 local owner, hold, lease, hash = ARGV[1], ARGV[2], ARGV[3], ARGV[5] == '1'
 local ours, reserved_for_us = {}, {}
 
--- `mark`: marks the grant as waited for (nil: already marked, or not markable).
+-- A busy mutex records this caller as a waiter, so its release publishes the wake-up this caller waits
+-- for (mutex-release.lua): in the zset, and as the mark on the grant. `mark`: true for a hash, the
+-- string of a single hold not marked yet, nil when there is nothing to mark. A token lock's release
+-- always publishes.
 local function busy(i, pttl, mutex, mark)
   if mutex then
-    -- Record a waiter on a mutex, so its release publishes the wake-up this caller waits for
-    -- (mutex-release.lua): in the zset, and as the mark on the grant.
+    local lock = KEYS[3 * i - 2]
     local t = redis.call('TIME')
     redis.call('ZADD', KEYS[3 * i], 'NX', tonumber(t[1]) * 1000000 + tonumber(t[2]), owner)
     redis.call('PEXPIRE', KEYS[3 * i], pttl + 2000)
-    if mark then mark() end
+    if type(mark) == 'string' then
+      redis.call('SET', lock, mark .. ' w', 'KEEPTTL')
+    elseif mark and redis.call('HEXISTS', lock, 'n') == 1 then
+      -- Only a hash that counts its holds takes the mark `w` (see mutex-acquire.lua on layout 1).
+      redis.call('HSET', lock, 'w', '1')
+    end
   end
   return {0, pttl, i}
 end
 
--- The mutexes of one hold this owner holds already (index -> {hold id, token, marked}).
+-- The mutexes of one hold this owner holds already (index -> {hold id, token, mark, pttl}).
 local single = {}
 for i = 1, n do
   local lock = KEYS[3 * i - 2]
@@ -41,29 +49,24 @@ for i = 1, n do
   if kind ~= 'none' then
     local pttl = redis.call('PTTL', lock)
     if (kind ~= 'hash' and kind ~= 'string') or pttl < 0 then return {-1, kind, i} end
-    local holder, mutex, mark
+    local holder, value, h, t, m
     if kind == 'hash' then
-      holder, mutex = redis.call('HGET', lock, 'owner'), true
-      -- A hash that counts its holds takes the mark `w` (see mutex-acquire.lua on layout 1).
-      mark = function()
-        if redis.call('HEXISTS', lock, 'n') == 1 then redis.call('HSET', lock, 'w', '1') end
-      end
+      holder = redis.call('HGET', lock, 'owner')
     else
-      local value = redis.call('GET', lock)
-      local o, h, t, m = string.match(value, '^(%S+) (%S+) (%d+)(.*)$')
-      holder, mutex = o or value, o ~= nil
-      if o == owner then single[i] = {h, t, m} end
-      if mutex and m == '' then
-        mark = function() redis.call('SET', lock, value .. ' w', 'KEEPTTL') end
-      end
+      value = redis.call('GET', lock)
+      holder, h, t, m = single_hold(value)
+      if holder == owner then single[i] = {h, t, m, pttl} end
+      -- Not a mutex of one hold: a token lock, its owner the whole string.
+      if not holder then holder, value = value, nil end
     end
+    local mutex = kind == 'hash' or value ~= nil
     if not holder then
       local reserved = kind == 'hash' and redis.call('HGET', lock, 'x')
       if not reserved then return {-1, kind, i} end -- a hash without an owner is not a lock
       if reserved ~= '+' .. owner then return busy(i, pttl, true, nil) end
       reserved_for_us[i] = true
     elseif holder ~= owner or mutex ~= hash then
-      return busy(i, pttl, mutex, mark)
+      return busy(i, pttl, mutex, kind == 'hash' or (m == '' and value) or nil)
     else
       ours[i] = true
     end
@@ -76,15 +79,11 @@ for i = 1, n do
   if hash then redis.call('ZREM', KEYS[3 * i], owner) end
   local token
   if single[i] then
-    local h, t, m = single[i][1], single[i][2], single[i][3]
+    local h, t, m, pttl = unpack(single[i])
     token = tonumber(t)
     -- One more hold (the same hold: this call, sent again): the string becomes the hash.
     if h ~= hold then
-      local pttl = redis.call('PTTL', lock)
-      redis.call('DEL', lock)
-      redis.call('HSET', lock, 'owner', owner, 'fence', t, 'n', '2', h, '1', hold, '1')
-      if m ~= '' then redis.call('HSET', lock, 'w', '1') end
-      redis.call('PEXPIRE', lock, math.max(pttl, tonumber(lease)))
+      add_second_hold(lock, owner, h, t, m, pttl, lease, hold)
     else
       redis.call('PEXPIRE', lock, lease)
     end

@@ -22,6 +22,7 @@
 --         {-1, type} the key holds data that is not a lock (left untouched).
 --!include fence.lua
 --!include args.lua
+--!include single-hold.lua
 local lock = KEYS[1]
 local process = (ARGV[6] or '') ~= '' and ARGV[6] or ARGV[1]
 local recorded = ARGV[7] == '1'
@@ -57,7 +58,7 @@ end
 local value = redis.pcall('GET', lock)
 if type(value) == 'string' then
   if pttl < 0 then return {-1, 'string'} end
-  local owner, hold, token, marked = string.match(value, '^(%S+) (%S+) (%d+)(.*)$')
+  local owner, hold, token, marked = single_hold(value)
   -- No spaces: a token lock of the same name, busy (its release always publishes).
   if not owner then return busy(pttl, nil) end
   if owner ~= ARGV[1] then
@@ -68,11 +69,7 @@ if type(value) == 'string' then
   check_ms(ARGV[3], 'lease ms')
   -- The same hold: this very call, sent again (a reply lost with the connection).
   if hold ~= ARGV[2] then
-    -- A second hold: the lock becomes the hash, its lease no shorter than before.
-    redis.call('DEL', lock)
-    redis.call('HSET', lock, 'owner', owner, 'fence', token, 'n', '2', hold, '1', ARGV[2], '1')
-    if marked ~= '' then redis.call('HSET', lock, 'w', '1') end
-    redis.call('PEXPIRE', lock, math.max(pttl, tonumber(ARGV[3])))
+    add_second_hold(lock, owner, hold, token, marked, pttl, ARGV[3], ARGV[2])
   elseif pttl < tonumber(ARGV[3]) then
     redis.call('PEXPIRE', lock, ARGV[3])
   end

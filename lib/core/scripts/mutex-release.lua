@@ -10,6 +10,7 @@
 -- Returns 1 released (lock gone), 2 this hold removed but nested holds remain, 0 not held
 -- (expired, taken over, or this hold already released: a retried release changes nothing).
 --!include args.lua
+--!include single-hold.lua
 local keep_out = ARGV[6] or ''
 if keep_out ~= '' then check_ms(ARGV[7], 'yield ms') end
 local lock = KEYS[1]
@@ -32,13 +33,13 @@ local function wake(marked, unmarkable)
   return 1
 end
 
--- One hold: the string '<owner> <hold id> <token>[ w]' (mutex-acquire.lua). GET under pcall: a hash
+-- One hold: the string of single-hold.lua. GET under pcall: a hash
 -- (nested holds, the fair lock's holder, an earlier layout) answers WRONGTYPE and is read below.
 if ARGV[5] ~= '1' then
   local value = redis.pcall('GET', lock)
   if not value then return 0 end
   if type(value) == 'string' then
-    local owner, hold, _, marked = string.match(value, '^(%S+) (%S+) (%d+)(.*)$')
+    local owner, hold, _, marked = single_hold(value)
     if owner ~= ARGV[1] or hold ~= ARGV[2] then return 0 end
     redis.call('DEL', lock)
     return wake(marked ~= '', false)

@@ -117,7 +117,7 @@ export class Waiter implements QueuedWaiter {
     this.wakeups = undefined;
     // A channel other waiters of this process already joined: no wait for a confirmation (and no
     // deadline, race and promises for it, per waiter).
-    this.wakeups = this.ctx.hub.joinSettled?.(channel);
+    this.wakeups = this.ctx.hub.joinSettled(channel);
     if (!this.wakeups) {
       const joining = this.ctx.hub.join(channel);
       this.wakeups = await withDeadline(joining, Math.max(1, this.remaining()));

@@ -13,7 +13,7 @@ export interface WakeupChannels {
    * Joins `channel` at once when its subscription is already settled (what join() would resolve
    * with, without its wait); undefined when it is not (then join()).
    */
-  joinSettled?(channel: string): Wakeups | undefined;
+  joinSettled(channel: string): Wakeups | undefined;
   /** Channels with at least one local waiter (for stats and leak tests). */
   readonly channelCount: number;
   /** Drops every subscription and closes what it opened. */

@@ -46,6 +46,7 @@ export const SCRIPT_REPLIES: Record<string, ScriptEntry> = {
   },
   fence: { prelude: true },
   holders: { prelude: true },
+  'single-hold': { prelude: true },
   args: { prelude: true },
 };
 

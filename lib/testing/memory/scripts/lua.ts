@@ -59,14 +59,3 @@ export function toRedisReply(value: LuaValue): unknown {
   }
   return value;
 }
-
-/**
- * string.match(value, '^(%S+) (%S+) (%d+)(.*)$'): a mutex of one hold, '<owner> <hold id> <token>[ w]'
- * (mutex-acquire.lua); undefined for a token lock's '<owner>'.
- */
-export function matchSingleHold(
-  value: string,
-): [owner: string, hold: string, token: string, marked: string] | undefined {
-  const m = /^(\S+) (\S+) (\d+)([\s\S]*)$/.exec(value);
-  return m ? [m[1]!, m[2]!, m[3]!, m[4]!] : undefined;
-}

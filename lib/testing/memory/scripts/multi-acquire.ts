@@ -1,6 +1,7 @@
 import { checkMs } from './args';
 import { nextFence } from './fence';
-import { count, fmt, LuaValue, matchSingleHold, ScriptPort, tonumber } from './lua';
+import { count, fmt, LuaValue, ScriptPort, tonumber } from './lua';
+import { addSecondHold, matchSingleHold } from './single-hold';
 
 /**
  * multi-acquire.lua: several mutexes or token locks at once, all or none, each written as its
@@ -14,19 +15,25 @@ export const multiAcquire: ScriptPort = (redis, KEYS, ARGV) => {
   const ours = new Set<number>();
   const reservedForUs = new Set<number>();
 
-  // `mark`: marks the grant as waited for (undefined: already marked, or not markable).
-  const busy = (i: number, pttl: number, mutex: boolean, mark?: () => void): LuaValue => {
+  // A busy mutex records this caller as a waiter and marks the grant. `mark`: true for a hash, the
+  // string of a single hold not marked yet, undefined when there is nothing to mark.
+  const busy = (i: number, pttl: number, mutex: boolean, mark?: true | string): LuaValue => {
     if (mutex) {
-      // Record a waiter on a mutex, so its release publishes a wake-up (mutex-release.lua).
+      const lock = KEYS[3 * i - 2]!;
       redis.zadd(KEYS[3 * i]!, redis.nowUs(), owner, true);
       redis.pexpire(KEYS[3 * i]!, pttl + 2000);
-      mark?.();
+      if (typeof mark === 'string') {
+        redis.set(lock, mark + ' w', redis.pttl(lock));
+      } else if (mark && redis.hexists(lock, 'n')) {
+        // Only a hash that counts its holds takes the mark `w` (see mutex-acquire.lua on layout 1).
+        redis.hset(lock, 'w', '1');
+      }
     }
     return [0, pttl, i];
   };
 
-  // The mutexes of one hold this owner holds already (index -> [hold id, token, marked]).
-  const single = new Map<number, [string, string, string]>();
+  // The mutexes of one hold this owner holds already, with what the string had left of its lease.
+  const single = new Map<number, [hold: [string, string, string, string], pttl: number]>();
   for (let i = 1; i <= n; i++) {
     const lock = KEYS[3 * i - 2]!;
     const kind = redis.type(lock);
@@ -34,21 +41,18 @@ export const multiAcquire: ScriptPort = (redis, KEYS, ARGV) => {
       const pttl = redis.pttl(lock);
       if ((kind !== 'hash' && kind !== 'string') || pttl < 0) return [-1, kind, i];
       let holder: string | null;
-      let mutex: boolean;
-      let mark: (() => void) | undefined;
+      let value: string | undefined;
+      let one: [string, string, string, string] | undefined;
       if (kind === 'hash') {
-        [holder, mutex] = [redis.hget(lock, 'owner'), true];
-        // A hash that counts its holds takes the mark `w` (see mutex-acquire.lua on layout 1).
-        mark = () => {
-          if (redis.hexists(lock, 'n')) redis.hset(lock, 'w', '1');
-        };
+        holder = redis.hget(lock, 'owner');
       } else {
-        const value = redis.get(lock)!;
-        const hold1 = matchSingleHold(value);
-        [holder, mutex] = [hold1?.[0] ?? value, hold1 !== undefined];
-        if (hold1 && hold1[0] === owner) single.set(i, [hold1[1], hold1[2], hold1[3]]);
-        if (hold1 && hold1[3] === '') mark = () => redis.set(lock, value + ' w', redis.pttl(lock));
+        value = redis.get(lock)!;
+        one = matchSingleHold(value);
+        if (one?.[0] === owner) single.set(i, [one, pttl]);
+        // Not a mutex of one hold: a token lock, its owner the whole string.
+        holder = one?.[0] ?? value;
       }
+      const mutex = kind === 'hash' || one !== undefined;
       if (holder === null) {
         const reserved = kind === 'hash' && redis.hget(lock, 'x');
         // A hash without an owner is not a lock (Lua: only nil and false are false, '' is true).
@@ -56,7 +60,7 @@ export const multiAcquire: ScriptPort = (redis, KEYS, ARGV) => {
         if (reserved !== '+' + owner) return busy(i, pttl, true);
         reservedForUs.add(i);
       } else if (holder !== owner || mutex !== hash) {
-        return busy(i, pttl, mutex, mark);
+        return busy(i, pttl, mutex, kind === 'hash' ? true : one?.[3] === '' ? value : undefined);
       } else {
         ours.add(i);
       }
@@ -68,17 +72,13 @@ export const multiAcquire: ScriptPort = (redis, KEYS, ARGV) => {
     if (reservedForUs.has(i)) redis.del(lock);
     if (hash) redis.zrem(KEYS[3 * i]!, owner);
     let token: number | undefined;
-    const one = single.get(i);
-    if (one) {
-      const [h, t, m] = one;
-      token = tonumber(t);
+    const once = single.get(i);
+    if (once) {
+      const [one, pttl] = once;
+      token = tonumber(one[2]);
       // One more hold (the same hold: this call, sent again): the string becomes the hash.
-      if (h !== hold) {
-        const pttl = redis.pttl(lock);
-        redis.del(lock);
-        redis.hset(lock, 'owner', owner, 'fence', t, 'n', '2', h, '1', hold, '1');
-        if (m !== '') redis.hset(lock, 'w', '1');
-        redis.pexpire(lock, Math.max(pttl, Number(lease)));
+      if (one[1] !== hold) {
+        addSecondHold(redis, lock, one, pttl, lease, hold);
       } else {
         redis.pexpire(lock, lease);
       }

@@ -1,6 +1,7 @@
 import { checkMs } from './args';
 import { nextFence } from './fence';
-import { fmt, isError, LuaValue, matchSingleHold, pcall, ScriptPort, tonumber } from './lua';
+import { fmt, isError, LuaValue, pcall, ScriptPort, tonumber } from './lua';
+import { addSecondHold, matchSingleHold } from './single-hold';
 
 /** mutex-acquire.lua: acquire the reentrant mutex, or re-enter; a busy attempt records its process. */
 export const mutexAcquire: ScriptPort = (redis, KEYS, ARGV) => {
@@ -48,11 +49,7 @@ export const mutexAcquire: ScriptPort = (redis, KEYS, ARGV) => {
     checkMs(ARGV[3], 'lease ms');
     // The same hold: this very call, sent again (a reply lost with the connection).
     if (hold !== ARGV[2]) {
-      // A second hold: the lock becomes the hash, its lease no shorter than before.
-      redis.del(lock);
-      redis.hset(lock, 'owner', owner, 'fence', token, 'n', '2', hold, '1', ARGV[2]!, '1');
-      if (marked !== '') redis.hset(lock, 'w', '1');
-      redis.pexpire(lock, Math.max(pttl, Number(ARGV[3])));
+      addSecondHold(redis, lock, single, pttl, ARGV[3]!, ARGV[2]!);
     } else if (pttl < Number(ARGV[3])) {
       redis.pexpire(lock, ARGV[3]!);
     }

@@ -1,5 +1,6 @@
 import { checkMs } from './args';
-import { isError, matchSingleHold, pcall, ScriptPort, tonumber } from './lua';
+import { isError, pcall, ScriptPort, tonumber } from './lua';
+import { matchSingleHold } from './single-hold';
 
 /**
  * mutex-release.lua (the mutex and the fair lock's holder): release one hold; the last one deletes
@@ -32,7 +33,7 @@ export const mutexRelease: ScriptPort = (redis, KEYS, ARGV) => {
     return 1;
   };
 
-  // One hold: the string '<owner> <hold id> <token>[ w]'; a hash answers WRONGTYPE and is read below.
+  // One hold: the string of single-hold.lua; a hash answers WRONGTYPE and is read below.
   if (ARGV[5] !== '1') {
     const value = pcall(() => redis.get(lock));
     if (value === null) return 0;
