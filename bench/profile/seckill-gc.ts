@@ -8,12 +8,10 @@
  *   node -r ts-node/register/transpile-only bench/profile/seckill-gc.ts [--requests=12000] [--rounds=2] [--before=DIR]
  * --before=DIR runs the sample app from DIR too (a copy of the tree before a change), just before it.
  */
-import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
-import { getFreePort } from '../../test/support/free-port';
 import { RedisTarget } from '../redis-target';
-import { benchSampleConfig, ITEM_ID, type HttpAppId } from '../http/seckill-bench-config';
+import { ITEM_ID, type HttpAppId } from '../http/seckill-bench-config';
+import { mainThreadSchedUs, processCpuUs, startSeckillApp } from './seckill-app';
 
 function flag(name: string, fallback: string): string {
   const hit = process.argv.find((a) => a.startsWith(`--${name}=`));
@@ -21,44 +19,15 @@ function flag(name: string, fallback: string): string {
 }
 
 async function run(app: HttpAppId, target: RedisTarget, requests: number, tree?: string): Promise<void> {
-  await target.clean();
-  const port = await getFreePort();
-  const prefix = benchSampleConfig(target.url, port).keyPrefix;
-  await target.admin.mset(
-    `${prefix}seckill:${ITEM_ID}:stock`,
-    String(requests),
-    `${prefix}seckill:${ITEM_ID}:sold`,
-    '0',
-  );
-  const child = spawn(
-    process.execPath,
-    ['--trace-gc', '-r', 'ts-node/register/transpile-only', 'bench/http/serve.ts'],
-    {
-      env: { ...process.env, BENCH_HTTP_APP: app, BENCH_REDIS_URL: target.url, BENCH_PORT: String(port) },
-      stdio: ['pipe', 'pipe', 'inherit'],
-      cwd: tree,
-    },
-  );
+  const { child, port } = await startSeckillApp(app, target, requests, { nodeArgs: ['--trace-gc'], tree });
   let trace = '';
   let recording = false;
   child.stdout.on('data', (d: Buffer) => {
     if (recording) trace += d.toString();
   });
-  await new Promise<void>((ready) =>
-    child.stdout.on('data', (d: Buffer) => d.includes('listening') && ready()),
-  );
-  await autocannon({
-    url: `http://127.0.0.1:${port}/seckill/warmup`,
-    method: 'POST',
-    connections: 4,
-    amount: 200,
-  });
   const pid = child.pid!;
-  const cpuUs = () => {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10_000;
-  };
-  const mainUs = () => Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1000;
+  const cpuUs = () => processCpuUs(pid);
+  const mainUs = () => mainThreadSchedUs(pid).onCpu;
   recording = true;
   const [cpu0, main0, t0] = [cpuUs(), mainUs(), performance.now()];
   const result = await autocannon({

@@ -10,7 +10,6 @@
  * but the ceiling from DIR as well (a copy of the tree before a change), --attribute also prints the
  * Node-internal, GC and builtin time charged to its nearest ancestor in lib/, Nest, ioredis... (attribution.ts).
  */
-import { spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import autocannon from 'autocannon';
@@ -25,9 +24,9 @@ import {
   type CpuProfile,
   type HeapNode,
 } from './attribution';
-import { getFreePort } from '../../test/support/free-port';
 import { RedisTarget } from '../redis-target';
-import { benchSampleConfig, ITEM_ID, type HttpAppId } from '../http/seckill-bench-config';
+import { ITEM_ID, type HttpAppId } from '../http/seckill-bench-config';
+import { mainThreadSchedUs, processCpuUs, startSeckillApp } from './seckill-app';
 
 /** The apps, and the ceiling once more with an AsyncLocalStorage in use (what async context tracking costs). */
 const RUNS: { app: HttpAppId; asyncContext?: boolean; tree?: string }[] = [
@@ -90,66 +89,22 @@ function categorize(file: string, fromUs: number, toUs: number): Map<string, num
   return byCategory;
 }
 
-/** User + system CPU of a process so far, in µs (Linux /proc; clock ticks of 10 ms). */
-/**
- * The main thread's (the event loop's) time on a CPU and time waiting for one while runnable, in µs
- * (/proc/PID/schedstat, ns): the profile's samples are wall time, so a sample taken while the thread
- * waited for a CPU counts that wait as well.
- */
-function mainThreadSchedUs(pid: number): { onCpu: number; waiting: number } {
-  const [onCpu, waiting] = readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ').map(Number);
-  return { onCpu: onCpu! / 1000, waiting: waiting! / 1000 };
-}
-
-function processCpuUs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10_000;
-}
-
 async function profileApp(
   { app, asyncContext = false, tree }: (typeof RUNS)[number],
   target: RedisTarget,
   requests: number,
   connections: number,
 ): Promise<Measured> {
-  await target.clean();
-  const port = await getFreePort();
-  const prefix = benchSampleConfig(target.url, port).keyPrefix;
-  await target.admin.mset(
-    `${prefix}seckill:${ITEM_ID}:stock`,
-    String(requests),
-    `${prefix}seckill:${ITEM_ID}:sold`,
-    '0',
-  );
   const label = `${asyncContext ? `${app} + an AsyncLocalStorage in use` : app}${tree ? ' (before)' : ''}`;
   const dir = resolve('.results/prof/seckill', label.replace(/\W+/g, '-'));
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
-  const child = spawn(
-    process.execPath,
-    ['--cpu-prof', `--cpu-prof-dir=${dir}`, '-r', 'ts-node/register/transpile-only', 'bench/http/serve.ts'],
-    {
-      env: {
-        ...process.env,
-        BENCH_HTTP_APP: app,
-        BENCH_REDIS_URL: target.url,
-        BENCH_PORT: String(port),
-        BENCH_ASYNC_CONTEXT: asyncContext ? '1' : '0',
-      },
-      stdio: ['pipe', 'pipe', 'inherit'],
-      cwd: tree,
-    },
-  );
-  const exited = new Promise((done) => child.once('exit', done));
-  await new Promise<void>((ready) =>
-    child.stdout.on('data', (d: Buffer) => d.includes('listening') && ready()),
-  );
-  await autocannon({
-    url: `http://127.0.0.1:${port}/seckill/warmup`,
-    method: 'POST',
-    connections: 4,
-    amount: 200,
+  const { child, port } = await startSeckillApp(app, target, requests, {
+    nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`],
+    env: { BENCH_ASYNC_CONTEXT: asyncContext ? '1' : '0' },
+    tree,
   });
+  const exited = new Promise((done) => child.once('exit', done));
   const alloc = process.argv.includes('--alloc');
   const said = (what: string) =>
     new Promise<void>((done) => {
