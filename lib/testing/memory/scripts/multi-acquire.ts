@@ -78,7 +78,7 @@ export const multiAcquire: ScriptPort = (redis, KEYS, ARGV) => {
       token = tonumber(one[2]);
       // One more hold (the same hold: this call, sent again): the string becomes the hash.
       if (one[1] !== hold) {
-        addSecondHold(redis, lock, one, pttl, lease, hold);
+        addSecondHold(redis, lock, one, { pttl, leaseMs: lease, hold });
       } else {
         redis.pexpire(lock, lease);
       }

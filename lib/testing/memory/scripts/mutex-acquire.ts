@@ -49,7 +49,7 @@ export const mutexAcquire: ScriptPort = (redis, KEYS, ARGV) => {
     checkMs(ARGV[3], 'lease ms');
     // The same hold: this very call, sent again (a reply lost with the connection).
     if (hold !== ARGV[2]) {
-      addSecondHold(redis, lock, single, pttl, ARGV[3]!, ARGV[2]!);
+      addSecondHold(redis, lock, single, { pttl, leaseMs: ARGV[3]!, hold: ARGV[2]! });
     } else if (pttl < Number(ARGV[3])) {
       redis.pexpire(lock, ARGV[3]!);
     }

@@ -13,18 +13,17 @@ export function matchSingleHold(
 
 /**
  * single-hold.lua's add_second_hold(): the string of `owner`'s single hold becomes the hash with a
- * second hold `newHold`, its lease no shorter than `pttl` or `leaseMs`, the mark kept.
+ * second hold `next.hold`, its lease no shorter than `next.pttl` (what the string had left) or
+ * `next.leaseMs`, the mark kept.
  */
 export function addSecondHold(
   redis: MemoryStore,
   lock: string,
   [owner, hold, token, marked]: [string, string, string, string],
-  pttl: number,
-  leaseMs: string,
-  newHold: string,
+  next: { pttl: number; leaseMs: string; hold: string },
 ): void {
   redis.del(lock);
-  redis.hset(lock, 'owner', owner, 'fence', token, 'n', '2', hold, '1', newHold, '1');
+  redis.hset(lock, 'owner', owner, 'fence', token, 'n', '2', hold, '1', next.hold, '1');
   if (marked !== '') redis.hset(lock, 'w', '1');
-  redis.pexpire(lock, Math.max(pttl, Number(leaseMs)));
+  redis.pexpire(lock, Math.max(next.pttl, Number(next.leaseMs)));
 }
