@@ -25,7 +25,7 @@ import { tokenRelease } from './scripts/token-release';
  * the scripts the lock kinds and the multi-key locker run. Inspection, force release, RedLock's
  * fence-floor and the ACL check have none: the in-memory backend does not offer them.
  */
-const PORTS: Readonly<Record<string, ScriptPort>> = {
+export const SCRIPT_PORTS: Readonly<Record<string, ScriptPort>> = {
   'mutex-acquire': mutexAcquire,
   'mutex-release': mutexRelease,
   'token-acquire': tokenAcquire,
@@ -43,7 +43,7 @@ const PORTS: Readonly<Record<string, ScriptPort>> = {
 };
 
 /** The names of the scripts MemoryScripts runs (the conformance spec compares each with its Lua). */
-export const PORTED_SCRIPTS: readonly string[] = Object.keys(PORTS);
+export const PORTED_SCRIPTS: readonly string[] = Object.keys(SCRIPT_PORTS);
 
 /**
  * The in-memory backend's door: the ScriptRunner the real lock kinds run their scripts through, with
@@ -75,7 +75,7 @@ export class MemoryScripts implements ScriptRunner {
     const limit = Math.max(1, Math.min(call?.timeoutMs ?? this.commandTimeoutMs, this.commandTimeoutMs));
     const sent = this.runtime.now();
     const late = (): boolean => this.runtime.now() - sent > limit;
-    const port = PORTS[script.name];
+    const port = SCRIPT_PORTS[script.name];
     let reply: Reply;
     try {
       reply = await this.answer(script.name, call?.userKey, () => {

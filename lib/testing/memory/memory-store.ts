@@ -44,6 +44,23 @@ export class MemoryStore {
     this.origin = clock.wallNow() - clock.now();
   }
 
+  /**
+   * A copy of the keyspace on `clock`: what a replica holds (the deterministic simulator promotes one
+   * in a failover). Expiry times are copied as they are, absolute, as Redis replicates them.
+   */
+  copy(clock: Pick<Runtime, 'now' | 'wallNow'> = this.clock): MemoryStore {
+    const copy = new MemoryStore(clock);
+    for (const [key, { value, expiresAt }] of this.entries) {
+      copy.entries.set(key, { value: copyValue(value), expiresAt });
+    }
+    return copy;
+  }
+
+  /** The names of the keys that exist now (KEYS *, for the simulator's omniscient view). */
+  keyNames(): string[] {
+    return [...this.entries.keys()].filter((key) => this.exists(key));
+  }
+
   /** Runs `script` with the clock stopped, as Redis runs one script. */
   atomically<T>(script: () => T): T {
     this.frozenMs = this.nowMs();
@@ -254,5 +271,18 @@ export class MemoryStore {
       return undefined;
     }
     return e;
+  }
+}
+
+function copyValue(value: MemoryValue): MemoryValue {
+  switch (value.type) {
+    case 'string':
+      return { ...value };
+    case 'hash':
+      return { type: 'hash', fields: new Map(value.fields) };
+    case 'zset':
+      return { type: 'zset', scores: new Map(value.scores) };
+    case 'list':
+      return { type: 'list', items: [...value.items] };
   }
 }

@@ -1,0 +1,301 @@
+import { ATTEMPT_MARGIN_MS } from '../../lib/core/runtime/with-deadline';
+import type { CallRecord, FaultRecord, History } from './history';
+import type { Scenario } from './world';
+
+/**
+ * The omniscient checker: it judges a history from true time and knows nothing of the engine's insides.
+ * Each invariant is a promise of docs/GUARANTEES.md; the windows that document calls lossy (a restart
+ * without persistence, a failover to a lagging replica, a holder paused past its lease) are exempt from
+ * mutual exclusion, never from the fencing tokens.
+ *
+ * 1. exclusion: holders of one key, as each believed (grant to release() or the signal's abort), never
+ *    overlap beyond what the kind allows (one; readers together; `limit` for a semaphore);
+ * 2. tokens: per key, a grant that follows another (the first one's end before the second's grant)
+ *    has a higher token, across restarts and failovers;
+ * 3. fencing: the storage never accepted a write from a holder whose token a later holder had passed;
+ * 4. waitMs bounds the call: every call settles within waitMs + the attempt margin + the network;
+ * 5. liveness: once faults stop and the servers are back, no call fails because Redis did not answer,
+ *    and every call that asked in the tail is granted or busy within its bound;
+ * 6. the holder learns: a grant lost to a restart without persistence or a failover is told (its signal
+ *    aborts) within the table's bound after the server is back, unless it released first;
+ * 7. nothing left: every call settled; after close() no timer, subscription or held lock remains.
+ */
+export interface Verdict {
+  readonly ok: boolean;
+  readonly problems: string[];
+}
+
+/** How long after a server is back a holder must have been told of a lost lock (the table's 100 ms, plus reconnects). */
+const TOLD_AFTER_RETURN_MS = 100 + 150 + 50;
+/** How long a fair lock's queue may stall with the lock free: one waiter ttl (waiter-ttl.ts, 2.5 s by default). */
+const FAIR_QUEUE_STALL_MS = 4 * 128 + 2000;
+
+/** A release with a waiter behind it leads to a grant within this (a few round trips; the backoff reaches 128 ms). */
+const WAKE_BOUND_MS = 60;
+
+/** Network slack on top of a bound (two packets at most 1 ms each, a paused reply, ties). */
+const NETWORK_SLACK_MS = 20;
+
+export function check(history: History, scenario: Scenario, leftovers: string[]): Verdict {
+  const problems: string[] = [...history.problems, ...leftovers];
+  const grants = history.calls.filter((c) => c.outcome === 'granted' && !c.reentry);
+  const lossy = history.faults.filter((f) => f.kind === 'restart-empty' || f.kind === 'failover');
+
+  // 1. exclusion
+  for (const key of new Set(grants.flatMap((g) => g.keys))) {
+    const holders = grants.filter((g) => g.keys.includes(key));
+    for (let i = 0; i < holders.length; i++) {
+      const a = holders[i]!;
+      const overlapping = holders.filter(
+        (b, j) => j !== i && overlaps(a, b) && !exempt(a, b, lossy, history.faults),
+      );
+      const conflicts = overlapping.filter((b) => conflict(a, b));
+      const limit = a.keyClass === 'semaphore' ? (a.limit ?? 1) : 1;
+      if (a.keyClass === 'semaphore') {
+        // More than `limit` holders at one moment: check at a's grant.
+        const at = a.settledAt!;
+        const inside = holders.filter(
+          (b) => b.settledAt! <= at && end(b) > at && !exempt(a, b, lossy, history.faults),
+        );
+        if (inside.length > limit) {
+          problems.push(
+            `exclusion: ${inside.length} holders of semaphore ${key} (limit ${limit}) at ${at.toFixed(1)} ms: #${inside.map((b) => b.id).join(', #')}`,
+          );
+        }
+      } else if (conflicts.length > 0) {
+        const b = conflicts[0]!;
+        if (a.id < b.id) {
+          problems.push(
+            `exclusion: #${a.id} (${a.process}, ${span(a)}) and #${b.id} (${b.process}, ${span(b)}) both held ${key}`,
+          );
+        }
+      }
+    }
+  }
+
+  // 2. tokens rise per key in grant order
+  for (const key of new Set(grants.flatMap((g) => g.keys))) {
+    const holders = grants.filter((g) => g.keys.includes(key)).sort((x, y) => x.settledAt! - y.settledAt!);
+    for (let i = 0; i < holders.length; i++) {
+      for (let j = i + 1; j < holders.length; j++) {
+        const a = holders[i]!;
+        const b = holders[j]!;
+        if (end(a) <= b.settledAt! - NETWORK_SLACK_MS && b.tokens![key]! <= a.tokens![key]!) {
+          problems.push(
+            `tokens: #${b.id} got ${b.tokens![key]} for ${key} at ${b.settledAt!.toFixed(1)} ms, not above #${a.id}'s ${a.tokens![key]} (held until ${end(a).toFixed(1)} ms)`,
+          );
+          break;
+        }
+      }
+    }
+  }
+
+  // 3. fencing: an accepted write whose token is below one accepted before it cannot happen (the storage);
+  //    a refused write must come from a holder that a later grant passed.
+  for (const w of history.writes) {
+    if (w.accepted) continue;
+    const writer = history.calls[w.call]!;
+    const passed = grants.some(
+      (g) => g.keys.includes(w.key) && g.tokens![w.key]! > w.token && g.settledAt! <= w.at,
+    );
+    if (!passed)
+      problems.push(
+        `fencing: the write of #${writer.id} (token ${w.token}) to ${w.key} was refused with no later holder`,
+      );
+  }
+
+  // 4. waitMs bounds the call (a paused process or a closed engine answers when it runs again)
+  for (const c of history.calls) {
+    if (c.settledAt === undefined) continue;
+    const bound = c.waitMs + ATTEMPT_MARGIN_MS + NETWORK_SLACK_MS;
+    const took = c.settledAt - c.requestedAt;
+    const paused = history.faults.some(
+      (f) =>
+        f.kind === 'process-pause' &&
+        f.target === c.process &&
+        f.at < c.settledAt! &&
+        f.at + (f.ms ?? 0) > c.requestedAt,
+    );
+    // A re-entry waits for nothing, but it runs after the outer call's own grant.
+    if (took > bound * 1.01 && !paused) {
+      problems.push(
+        `waitMs: #${c.id} (${c.process}, waitMs ${c.waitMs}) settled after ${took.toFixed(1)} ms (${c.outcome})`,
+      );
+    }
+  }
+
+  // 5. liveness after the faults stop: the servers are back and reconnected by then
+  const lastFault = Math.max(
+    0,
+    ...history.faults.filter((f) => f.kind !== 'close').map((f) => f.at + (f.ms ?? 0)),
+  );
+  const calm = lastFault + 1000;
+  const closeAt = Math.min(...history.faults.filter((f) => f.kind === 'close').map((f) => f.at));
+  for (const c of history.calls) {
+    if (c.requestedAt < calm || c.settledAt === undefined || c.settledAt > closeAt) continue;
+    if (c.outcome === 'redis-error') {
+      problems.push(
+        `liveness: #${c.id} (${c.process}) asked at ${c.requestedAt.toFixed(1)} ms, after the faults, and failed: ${c.error}`,
+      );
+    }
+  }
+
+  // 6. a holder whose lock a restart without persistence or a failover took is told
+  for (const f of lossy) {
+    // RedLock: one node losing a lock leaves it held on a majority (the holder keeps it, as documented).
+    if (scenario.topology === 'redlock') continue;
+    const back = f.at;
+    for (const g of grants) {
+      const told = g.lostAt ?? Infinity;
+      // Held across the loss (granted before the server came back without it) and still held after.
+      if (g.settledAt! >= back || end(g) < back) continue;
+      if (!g.keys.some((k) => f.lost?.includes(k))) continue; // the server did not lose it
+      if (end(g) > back + TOLD_AFTER_RETURN_MS + pausedFor(g, history.faults, back)) {
+        problems.push(
+          `told: #${g.id} (${g.process}) held ${g.keys.join('+')} across ${f.kind} of ${f.target} at ${back.toFixed(1)} ms and was not told within ${TOLD_AFTER_RETURN_MS} ms (told ${told === Infinity ? 'never' : `at ${told.toFixed(1)}`})`,
+        );
+      }
+    }
+  }
+
+  // 8. busy only while held: a call answered busy overlapped some holder's hold (its belief, plus the lease
+  //    Redis may keep after a loss), or a fault
+  for (const c of history.calls) {
+    if (c.outcome !== 'busy' || c.reentry) continue;
+    const from = c.requestedAt;
+    const to = c.settledAt!;
+    if (nearFault(history.faults, from, to)) continue;
+    // A fair lock's queue may hold a caller back while the lock is free: the head it waits behind sleeps
+    // up to half a waiter ttl on its directed wake-up when the holder's lease ran out unreleased
+    // (docs/GUARANTEES.md, fair locks: a stalled entry holds the queue at most one waiter ttl).
+    const slack = c.keyClass === 'fair' ? FAIR_QUEUE_STALL_MS : 0;
+    const held = grants.some(
+      (g) =>
+        g.id !== c.id &&
+        g.keys.some((k) => c.keys.includes(k)) &&
+        g.settledAt! <= to &&
+        end(g) + leaseOf(g) + slack >= from,
+    );
+    if (!held) {
+      problems.push(
+        `busy: #${c.id} (${c.process}) found ${c.keys.join('+')} busy from ${from.toFixed(1)} to ${to.toFixed(1)} ms while nobody held it`,
+      );
+    }
+  }
+
+  // 9. wake-ups: with no fault about, a release with a waiter behind it is followed by a grant within
+  //    the pub/sub round trips, not the backoff (the safety net for lost messages)
+  for (const r of grants) {
+    // The mutex and the token lock: their releases wake every waiter (the fair lock wakes its queue's head,
+    // shared kinds wake whoever fits). A multi-key waiter waits for its busiest key, not this one.
+    if (
+      r.releasedAt === undefined ||
+      r.releaseResult !== true ||
+      (r.keyClass !== 'mutex' && r.keyClass !== 'token')
+    )
+      continue;
+    const t = r.releasedAt;
+    if (nearFault(history.faults, t - 300, t + WAKE_BOUND_MS)) continue;
+    for (const key of r.keys) {
+      const waiting = history.calls.some(
+        (w) =>
+          !w.reentry &&
+          w.keys.length === 1 &&
+          w.keys[0] === key &&
+          w.process !== r.process &&
+          w.requestedAt < t - 5 &&
+          (w.settledAt ?? Infinity) > t + WAKE_BOUND_MS &&
+          w.requestedAt + w.waitMs > t + WAKE_BOUND_MS + 50,
+      );
+      if (!waiting) continue;
+      // A cohort that ended at its bound reserves the lock for the longest-waiting process for a moment
+      // (mutex-release.lua's ARGV[6]): a release that did so may be followed by no grant for that moment.
+      const reserved = history.runs.some(
+        (run) =>
+          run.script === 'mutex-release' &&
+          run.keys[0]!.includes(`{${key}}`) &&
+          run.at >= t - 5 &&
+          run.at <= t &&
+          (run.args[5] ?? '') !== '',
+      );
+      if (reserved) continue;
+      const next = grants.some(
+        (g) => g.keys.includes(key) && g.settledAt! > t && g.settledAt! <= t + WAKE_BOUND_MS,
+      );
+      if (!next) {
+        problems.push(
+          `wake-up: #${r.id} released ${key} at ${t.toFixed(1)} ms with a waiter behind it, and nobody was granted within ${WAKE_BOUND_MS} ms`,
+        );
+      }
+    }
+  }
+
+  // 7. every call settled
+  for (const c of history.calls) {
+    if (c.settledAt === undefined) problems.push(`settled: #${c.id} (${c.process}) never settled`);
+  }
+  return { ok: problems.length === 0, problems };
+}
+
+function end(c: CallRecord): number {
+  return Math.min(c.endedAt ?? Infinity, c.lostAt ?? Infinity, c.releasedAt ?? Infinity);
+}
+
+/** The lease Redis may keep a lock after its holder stopped believing in it. */
+function leaseOf(c: CallRecord): number {
+  return (c.leaseMs ?? 900) + 50;
+}
+
+/** Whether any fault (but close) was in force between `from` and `to`, with a margin for its effects. */
+function nearFault(faults: readonly FaultRecord[], from: number, to: number): boolean {
+  return faults.some((f) => f.kind !== 'close' && f.at - 1500 <= to && f.at + (f.ms ?? 0) + 1500 >= from);
+}
+
+function span(c: CallRecord): string {
+  return `${c.settledAt!.toFixed(1)}–${end(c) === Infinity ? '…' : end(c).toFixed(1)} ms`;
+}
+
+function overlaps(a: CallRecord, b: CallRecord): boolean {
+  return a.settledAt! < end(b) && b.settledAt! < end(a);
+}
+
+/** Whether two holders of one key may not overlap: writers exclude everyone; readers share. */
+function conflict(a: CallRecord, b: CallRecord): boolean {
+  if (a.keyClass === 'read-write') return a.mode === 'write' || b.mode === 'write';
+  return a.process !== b.process || a.id !== b.id;
+}
+
+/**
+ * Overlaps the documented lossy cases explain: the earlier holder's lock was lost by a restart without
+ * persistence or a failover to a replica without it, between the two grants; or a holder was paused
+ * (GC, SIGSTOP) while it held.
+ */
+function exempt(
+  a: CallRecord,
+  b: CallRecord,
+  lossy: readonly FaultRecord[],
+  faults: readonly FaultRecord[],
+): boolean {
+  const [first, second] = a.settledAt! <= b.settledAt! ? [a, b] : [b, a];
+  const lostBetween = lossy.some(
+    (f) =>
+      f.at >= first.settledAt! && f.at <= second.settledAt! && first.keys.some((k) => f.lost?.includes(k)),
+  );
+  if (lostBetween) return true;
+  // A holder whose process was paused (GC, SIGSTOP) while it held: "a holder that pauses past its lease".
+  return [a, b].some((c) =>
+    faults.some(
+      (f) =>
+        f.kind === 'process-pause' &&
+        f.target === c.process &&
+        f.at < end(c) &&
+        f.at + (f.ms ?? 0) > c.settledAt!,
+    ),
+  );
+}
+
+function pausedFor(c: CallRecord, faults: readonly FaultRecord[], after: number): number {
+  return faults
+    .filter((f) => f.kind === 'process-pause' && f.target === c.process && f.at + (f.ms ?? 0) > after - 1000)
+    .reduce((sum, f) => sum + (f.ms ?? 0), 0);
+}

@@ -1,0 +1,203 @@
+// `npm run sim`: the deterministic simulator (docs/TEST-SUITE.md, "The simulator").
+//
+//   npm run sim -- --seeds 1000 [--from 1] [--jobs 2]   run seeds 1..1000 on two processes, report failures
+//   SIM_SEED=1234 npm run sim                          replay one seed and print its trace
+//   npm run sim -- --plants [--seeds 2000]             each planted bug: seeds until the checker catches it
+//   npm run sim -- --plant no-drift --seeds 500        one planted bug
+import { fork } from 'node:child_process';
+import { cpus } from 'node:os';
+import { PLANTS, type PlantName } from './plants';
+import { runSeed, type SeedResult } from './run-seed';
+
+interface Args {
+  seeds: number;
+  from: number;
+  jobs: number;
+  plant?: PlantName;
+  plants: boolean;
+  worker: boolean;
+  stopOnFailure: boolean;
+}
+
+function parse(argv: readonly string[]): Args {
+  const args: Args = {
+    seeds: 200,
+    from: 1,
+    jobs: Math.min(2, cpus().length),
+    plants: false,
+    worker: false,
+    stopOnFailure: false,
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i]!;
+    const value = (): string => {
+      const v = argv[++i];
+      if (v === undefined) throw new Error(`${flag} needs a value`);
+      return v;
+    };
+    if (flag === '--seeds') args.seeds = Number(value());
+    else if (flag === '--from') args.from = Number(value());
+    else if (flag === '--jobs') args.jobs = Number(value());
+    else if (flag === '--plant') args.plant = value() as PlantName;
+    else if (flag === '--plants') args.plants = true;
+    else if (flag === '--worker') args.worker = true;
+    else if (flag === '--stop-on-failure') args.stopOnFailure = true;
+    else throw new Error(`unknown flag ${flag}`);
+  }
+  if (args.plant !== undefined && !(args.plant in PLANTS)) {
+    throw new Error(`unknown plant ${args.plant}; known: ${Object.keys(PLANTS).join(', ')}`);
+  }
+  return args;
+}
+
+function describe(result: SeedResult): string {
+  const s = result.scenario;
+  return `${s.topology}, ${s.processes} processes × ${s.callers} callers, ${s.keyClasses.join('/')}`;
+}
+
+/** A worker: runs the seeds it is given, reports each failing one (and a count) to its parent. */
+async function worker(args: Args): Promise<void> {
+  let runs = 0;
+  let steps = 0;
+  let virtualMs = 0;
+  for (let seed = args.from; seed < args.from + args.seeds; seed++) {
+    const result = await runSeed(seed, { plant: args.plant });
+    runs++;
+    steps += result.steps;
+    virtualMs += result.virtualMs;
+    if (!result.verdict.ok && args.plant) {
+      // A planted bug counts as caught only by a problem the same seed does not show without it.
+      const clean = new Set((await runSeed(seed)).verdict.problems);
+      const fresh = result.verdict.problems.filter((p) => !clean.has(p));
+      if (fresh.length === 0) continue;
+      process.send!({ failed: { seed, scenario: describe(result), problems: fresh.slice(0, 5) } });
+      if (args.stopOnFailure) break;
+    } else if (!result.verdict.ok) {
+      process.send!({
+        failed: { seed, scenario: describe(result), problems: result.verdict.problems.slice(0, 5) },
+      });
+      if (args.stopOnFailure) break;
+    }
+  }
+  process.send!({ done: { runs, steps, virtualMs } });
+}
+
+interface Failure {
+  seed: number;
+  scenario: string;
+  problems: string[];
+}
+
+/** Runs seeds from..from+seeds-1 over `jobs` processes; resolves the failures, in seed order. */
+function runSeeds(
+  from: number,
+  seeds: number,
+  jobs: number,
+  plant?: PlantName,
+  stopOnFailure = false,
+): Promise<{ failures: Failure[]; runs: number; steps: number; virtualMs: number; seconds: number }> {
+  const started = Date.now();
+  const per = Math.ceil(seeds / jobs);
+  const failures: Failure[] = [];
+  let runs = 0;
+  let steps = 0;
+  let virtualMs = 0;
+  const children = Array.from({ length: jobs }, (_, j) => {
+    const first = from + j * per;
+    const count = Math.min(per, from + seeds - first);
+    if (count <= 0) return Promise.resolve();
+    const argv = ['--worker', '--from', String(first), '--seeds', String(count)];
+    if (plant) argv.push('--plant', plant);
+    if (stopOnFailure) argv.push('--stop-on-failure');
+    const child = fork(__filename, argv, { execArgv: process.execArgv });
+    return new Promise<void>((resolve, reject) => {
+      child.on(
+        'message',
+        (m: { failed?: Failure; done?: { runs: number; steps: number; virtualMs: number } }) => {
+          if (m.failed) failures.push(m.failed);
+          if (m.done) {
+            runs += m.done.runs;
+            steps += m.done.steps;
+            virtualMs += m.done.virtualMs;
+          }
+        },
+      );
+      child.on('exit', (code) =>
+        code === 0 ? resolve() : reject(new Error(`a simulator worker exited with ${code}`)),
+      );
+    });
+  });
+  return Promise.all(children).then(() => ({
+    failures: failures.sort((a, b) => a.seed - b.seed),
+    runs,
+    steps,
+    virtualMs,
+    seconds: (Date.now() - started) / 1000,
+  }));
+}
+
+async function replay(seed: number, plant?: PlantName): Promise<number> {
+  const result = await runSeed(seed, { trace: true, plant });
+  const { scenario } = result;
+  console.log(
+    `seed ${seed}: ${describe(result)}; work until ${scenario.workMs} ms, faults before ${scenario.quietAt} ms`,
+  );
+  if (plant) console.log(`planted: ${PLANTS[plant].description}`);
+  for (const line of result.history.trace) console.log(line);
+  const { verdict } = result;
+  console.log(
+    verdict.ok
+      ? `\nseed ${seed}: every check holds`
+      : `\nseed ${seed}: ${verdict.problems.length} problem(s):`,
+  );
+  for (const problem of verdict.problems) console.log(`  - ${problem}`);
+  return verdict.ok ? 0 : 1;
+}
+
+async function main(): Promise<number> {
+  const args = parse(process.argv.slice(2));
+  if (args.worker) {
+    await worker(args);
+    return 0;
+  }
+  const replaySeed = process.env.SIM_SEED;
+  if (replaySeed !== undefined)
+    return replay(Number(replaySeed), args.plant ?? (process.env.SIM_PLANT as PlantName | undefined));
+  if (args.plants) {
+    // Each plant: seeds from 1 on until the checker catches it (stopping there), or `seeds` ran.
+    console.log(`planted bug | seeds to detection | first seed | what the checker said`);
+    let missed = 0;
+    for (const name of Object.keys(PLANTS) as PlantName[]) {
+      const found = await runSeeds(args.from, args.seeds, 1, name, true);
+      const first = found.failures[0];
+      if (!first) missed++;
+      console.log(
+        `${name} | ${first ? first.seed - args.from + 1 : `not caught in ${args.seeds}`} | ${first?.seed ?? '—'} | ${first?.problems[0] ?? ''}`,
+      );
+    }
+    return missed === 0 ? 0 : 1;
+  }
+  const result = await runSeeds(args.from, args.seeds, args.jobs, args.plant);
+  const perMinute = Math.round((result.runs / result.seconds) * 60);
+  console.log(
+    `${result.runs} seeds (${args.from}..${args.from + args.seeds - 1}) in ${result.seconds.toFixed(1)} s on ${args.jobs} ` +
+      `processes: ${perMinute} histories a minute, ${(result.virtualMs / result.runs / 1000).toFixed(1)} virtual s and ` +
+      `${Math.round(result.steps / result.runs)} events each`,
+  );
+  for (const f of result.failures) {
+    console.log(`\nseed ${f.seed} (${f.scenario}) failed; replay: SIM_SEED=${f.seed} npm run sim`);
+    for (const p of f.problems) console.log(`  - ${p}`);
+  }
+  console.log(
+    result.failures.length === 0 ? '\nall seeds passed' : `\n${result.failures.length} seed(s) failed`,
+  );
+  return result.failures.length === 0 ? 0 : 1;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

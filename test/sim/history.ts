@@ -1,0 +1,88 @@
+import type { ScriptRun } from './sim-server';
+
+/**
+ * What happened in one simulated run, in true time: the only thing the checker reads. The workload
+ * records each call and what each holder believed; the world records every fault; the servers keep
+ * every script they ran. Nothing here knows the engine's insides.
+ */
+
+/** How a key is locked: its kind and what that allows side by side. */
+export type KeyClass = 'mutex' | 'token' | 'read-write' | 'semaphore' | 'fair';
+
+export interface CallRecord {
+  readonly id: number;
+  readonly process: string;
+  readonly keys: readonly string[];
+  readonly keyClass: KeyClass;
+  readonly mode?: 'read' | 'write';
+  /** The semaphore's limit (holders at once). */
+  readonly limit?: number;
+  readonly waitMs: number;
+  readonly leaseMs?: number;
+  readonly requestedAt: number;
+  /** A re-entry inside the caller's own critical section: not a holder of its own. */
+  readonly reentry: boolean;
+  /** When the call settled, and how. */
+  settledAt?: number;
+  outcome?: 'granted' | 'busy' | 'redis-error' | 'aborted' | 'closed' | 'other';
+  error?: string;
+  /** Tokens by key, for a grant. */
+  tokens?: Record<string, number>;
+  /** When the holder stopped believing it held: release() called, or its signal aborted. */
+  endedAt?: number;
+  lostAt?: number;
+  lostReason?: string;
+  releasedAt?: number;
+  releaseResult?: boolean;
+}
+
+export interface WriteRecord {
+  readonly call: number;
+  readonly key: string;
+  readonly token: number;
+  readonly at: number;
+  readonly accepted: boolean;
+}
+
+export type FaultKind =
+  | 'kill'
+  | 'restart-aof'
+  | 'restart-empty'
+  | 'failover'
+  | 'client-pause'
+  | 'process-pause'
+  | 'partition'
+  | 'heal'
+  | 'network-noise'
+  | 'network-quiet'
+  | 'close';
+
+export interface FaultRecord {
+  readonly at: number;
+  readonly kind: FaultKind;
+  readonly target: string;
+  readonly detail?: string;
+  /** For pauses: how long (true ms). */
+  readonly ms?: number;
+  /** After a restart or failover: the user keys whose lock the server (the promoted replica) still has. */
+  kept?: string[];
+  /** The user keys whose lock it had just before, and lost. */
+  lost?: string[];
+}
+
+export class History {
+  readonly calls: CallRecord[] = [];
+  readonly writes: WriteRecord[] = [];
+  readonly faults: FaultRecord[] = [];
+  readonly problems: string[] = [];
+  /** Every script the servers ran, in true time (what Redis did: the omniscient view). */
+  runs: readonly ScriptRun[] = [];
+  /** Lines of the readable trace (kept only when asked: a replay). */
+  readonly trace: string[] = [];
+
+  constructor(readonly tracing: boolean) {}
+
+  note(at: number, who: string, text: string): void {
+    if (this.tracing) this.trace.push(`${at.toFixed(3).padStart(10)} ms  ${who.padEnd(10)} ${text}`);
+  }
+}

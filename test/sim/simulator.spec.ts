@@ -1,0 +1,28 @@
+import { runSeed } from './run-seed';
+import type { PlantName } from './plants';
+
+// The deterministic simulator (test/sim/, `npm run sim`), held in the suite by what cannot drift:
+// a seed replays exactly, and the checker catches the planted bugs on the seeds that first caught them
+// (`npm run sim -- --plants`), each by a problem the same seed does not show without the plant.
+
+describe('the deterministic simulator', () => {
+  it('replays a seed exactly: the same trace and the same verdict twice', async () => {
+    const first = await runSeed(7, { trace: true });
+    const second = await runSeed(7, { trace: true });
+    expect(first.history.trace.length).toBeGreaterThan(100);
+    expect(second.history.trace).toEqual(first.history.trace);
+    expect(second.verdict).toEqual(first.verdict);
+  });
+
+  const caught: [PlantName, number, RegExp][] = [
+    ['no-fence-floor', 1, /^tokens: /],
+    ['release-without-owner-check', 3, /^exclusion: /],
+    ['lost-waiter-mark', 6, /^wake-up: /],
+    ['watchdog-after-release', 2, /^busy: /],
+  ];
+  it.each(caught)('catches the planted bug %s on seed %d', async (plant, seed, problem) => {
+    const clean = new Set((await runSeed(seed)).verdict.problems);
+    const planted = (await runSeed(seed, { plant })).verdict.problems.filter((p) => !clean.has(p));
+    expect(planted.some((p) => problem.test(p))).toBe(true);
+  });
+});

@@ -1,0 +1,221 @@
+import { Deadlines } from '../../lib/core/runtime/deadlines';
+import type { Runtime, RuntimeTimer } from '../../lib/core/runtime/runtime';
+import { Prng } from './prng';
+
+/** One thing due at a true (virtual) time: a timer of a process, a packet arriving, a fault. */
+interface SimEvent {
+  at: number;
+  /** Breaks ties between events due at the same time: drawn from the seed. */
+  tie: number;
+  seq: number;
+  /** The process it runs in: deferred while that process is paused. */
+  owner?: SimProcess;
+  cancelled: boolean;
+  run(): void;
+}
+
+/**
+ * The simulation's one event queue in virtual time. Every timer of every simulated process, every
+ * packet between a process and a server and every fault is an event here; nothing else runs. Events
+ * due at the same time run in an order drawn from the seed, so a seed fixes one interleaving and
+ * another seed explores another. After each event the microtasks it started (the engine's promise
+ * chains) run to the end before the next event: the engine sees time stand still while it reacts,
+ * as a process on a fast CPU would.
+ */
+export class Simulation {
+  /** True time in ms since the start. */
+  now = 0;
+  private readonly heap: SimEvent[] = [];
+  private seq = 0;
+  /** Events run so far. */
+  steps = 0;
+
+  constructor(readonly prng: Prng) {}
+
+  /** Runs `run` at true time `at` (not before now), in `owner`'s process when given. */
+  at(at: number, run: () => void, owner?: SimProcess): { cancel(): void } {
+    const event: SimEvent = {
+      at: Math.max(at, this.now),
+      tie: this.prng.next(),
+      seq: this.seq++,
+      owner,
+      cancelled: false,
+      run,
+    };
+    this.push(event);
+    return { cancel: () => void (event.cancelled = true) };
+  }
+
+  /** Runs `run` after `ms` of true time. */
+  after(ms: number, run: () => void, owner?: SimProcess): { cancel(): void } {
+    return this.at(this.now + ms, run, owner);
+  }
+
+  /** Runs events in order until none is due by `until` (true ms), or `stop()` says so. */
+  async run(until: number, stop?: () => boolean): Promise<void> {
+    for (;;) {
+      const next = this.pop(until);
+      if (!next) break;
+      if (next.cancelled) continue;
+      const pausedUntil = next.owner?.pausedUntil ?? 0;
+      if (pausedUntil > next.at) {
+        // A paused process runs nothing: what falls due meanwhile runs when it resumes.
+        next.at = pausedUntil;
+        this.push(next);
+        continue;
+      }
+      this.now = next.at;
+      this.steps++;
+      next.run();
+      await settle();
+      if (stop?.()) break;
+    }
+    this.now = Math.max(this.now, until);
+  }
+
+  private push(event: SimEvent): void {
+    const heap = this.heap;
+    heap.push(event);
+    let i = heap.length - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (!before(event, heap[parent]!)) break;
+      heap[i] = heap[parent]!;
+      i = parent;
+    }
+    heap[i] = event;
+  }
+
+  private pop(until: number): SimEvent | undefined {
+    const heap = this.heap;
+    const top = heap[0];
+    if (!top || top.at > until) return undefined;
+    const last = heap.pop()!;
+    if (heap.length > 0) {
+      let i = 0;
+      for (;;) {
+        const l = 2 * i + 1;
+        if (l >= heap.length) break;
+        const r = l + 1;
+        const c = r < heap.length && before(heap[r]!, heap[l]!) ? r : l;
+        if (!before(heap[c]!, last)) break;
+        heap[i] = heap[c]!;
+        i = c;
+      }
+      heap[i] = last;
+    }
+    return top;
+  }
+}
+
+function before(a: SimEvent, b: SimEvent): boolean {
+  return a.at < b.at || (a.at === b.at && (a.tie < b.tie || (a.tie === b.tie && a.seq < b.seq)));
+}
+
+/**
+ * Lets every microtask queued so far run (and those they queue): a macrotask of the real event loop
+ * runs only once the microtask queue is empty. Nothing else is on the real loop during a simulation.
+ */
+function settle(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/** How a process' clock runs against true time: an offset, a rate (drift) and pauses. */
+export interface ClockModel {
+  /** Local monotonic ms at true time 0. */
+  readonly offsetMs: number;
+  /** Local ms per true ms: 1.004 runs 0.4 % fast. */
+  readonly rate: number;
+}
+
+/**
+ * One simulated process: its clock (offset and drift against true time), its pauses (a GC pause or
+ * SIGSTOP: none of its events run, its clock runs on), and the Runtime its engine is built with.
+ */
+export class SimProcess {
+  pausedUntil = 0;
+  readonly runtime: Runtime;
+
+  constructor(
+    readonly name: string,
+    readonly sim: Simulation,
+    readonly clock: ClockModel,
+    prng: Prng,
+  ) {
+    this.runtime = new SimRuntime(this, prng);
+  }
+
+  /** The process' monotonic clock now. */
+  localNow(): number {
+    return this.clock.offsetMs + this.sim.now * this.clock.rate;
+  }
+
+  /** Pauses the process for `ms` of true time from now. */
+  pause(ms: number): void {
+    this.pausedUntil = Math.max(this.pausedUntil, this.sim.now + ms);
+  }
+}
+
+/** Wall-clock ms at true time 0 (2026-11-29): what registry records and audit entries read. */
+export const SIM_EPOCH_MS = Date.UTC(2026, 10, 29);
+
+/** A process' Runtime in virtual time: its timers are events of the simulation, its ids from the seed. */
+class SimRuntime implements Runtime {
+  readonly deadlines: Deadlines;
+
+  constructor(
+    private readonly process: SimProcess,
+    private readonly prng: Prng,
+  ) {
+    this.deadlines = new Deadlines(
+      () => this.now(),
+      (fire, ms) => {
+        const timer = this.setTimer(fire, ms);
+        return { cancel: () => timer.cancel(), keepAlive: () => undefined };
+      },
+    );
+  }
+
+  now(): number {
+    return this.process.localNow();
+  }
+
+  wallNow(): number {
+    return SIM_EPOCH_MS + this.now();
+  }
+
+  setTimer(fn: () => void, ms: number): RuntimeTimer {
+    // `ms` of the process' clock: fewer true ms on a clock that runs fast.
+    const { sim } = this.process;
+    return sim.after(Math.max(0, ms) / this.process.clock.rate, fn, this.process);
+  }
+
+  setRepeating(fn: () => void, ms: number): RuntimeTimer {
+    let current: RuntimeTimer | undefined;
+    let cancelled = false;
+    const tick = (): void => {
+      if (cancelled) return;
+      current = this.setTimer(tick, ms);
+      fn();
+    };
+    current = this.setTimer(tick, ms);
+    return {
+      cancel: () => {
+        cancelled = true;
+        current?.cancel();
+      },
+    };
+  }
+
+  nextTurn(): Promise<void> {
+    return new Promise((resolve) => this.process.sim.after(0, resolve, this.process));
+  }
+
+  randomId(): string {
+    return this.prng.bytes(20).toString('base64url');
+  }
+
+  random(): number {
+    return this.prng.next();
+  }
+}

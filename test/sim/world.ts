@@ -1,0 +1,502 @@
+import type { LockEngine } from '../../lib/core/engine/lock-engine';
+import type { LockHandle } from '../../lib/core/grant/grant-handle';
+import type { MultiLockHandle } from '../../lib/core/multi/multi-lock-handle';
+import type { LockOptions } from '../../lib/core/options/lock-options';
+import { openLockEngine } from '../../lib/core/topology/create-lock-engine';
+import { resolveLockConfig } from '../../lib/core/topology/resolve-lock-config';
+import type { LockEnvironment } from '../../lib/core/topology/lock-environment';
+import { History, type CallRecord, type FaultKind, type FaultRecord, type KeyClass } from './history';
+import { Prng } from './prng';
+import { SimDoor, SimNetwork } from './sim-door';
+import { SimServer } from './sim-server';
+import { SimProcess, Simulation } from './virtual-time';
+
+/** Where the locks live in a run. */
+export type Topology = 'single' | 'sentinel' | 'cluster' | 'redlock';
+
+/** The engine settings every simulated process uses: short leases, so a few seconds hold many. */
+export const SIM_ENGINE = {
+  watchdogLeaseMs: 900,
+  renewEveryMs: 300,
+  commandTimeoutMs: 250,
+  drainMs: 200,
+  inspection: false,
+} as const;
+
+/** One run's shape, drawn from its seed. */
+export interface Scenario {
+  readonly seed: number;
+  readonly topology: Topology;
+  readonly processes: number;
+  readonly callers: number;
+  /** Callers start new calls until then (true ms); faults happen before `quietAt`. */
+  readonly workMs: number;
+  /** No fault starts after this; the run's tail shows liveness. */
+  readonly quietAt: number;
+  /** The run ends here (true ms): engines close from `workMs` on. */
+  readonly endMs: number;
+  readonly keyClasses: readonly KeyClass[];
+}
+
+export function drawScenario(seed: number): Scenario {
+  const prng = new Prng(seed ^ 0x5eed);
+  const topology = prng.pick<Topology>(['single', 'single', 'sentinel', 'sentinel', 'cluster', 'redlock']);
+  const workMs = prng.int(3000, 5000);
+  const classes: KeyClass[] =
+    topology === 'redlock' ? ['mutex', 'token'] : ['mutex', 'token', 'read-write', 'semaphore', 'fair'];
+  // Two or three classes per run: contention stays high on each.
+  const keyClasses = classes.filter(() => prng.chance(0.6));
+  if (keyClasses.length === 0) keyClasses.push('mutex');
+  return {
+    seed,
+    topology,
+    processes: prng.int(2, 4),
+    callers: prng.int(2, 4),
+    workMs,
+    quietAt: workMs - 2000,
+    endMs: workMs + 1500,
+    keyClasses,
+  };
+}
+
+/** What a planted bug changes (plants.ts): hooks into the world as it is built. */
+export interface WorldHooks {
+  /** Changes a server as it is built (a script hook, a clock). */
+  server?(server: SimServer): void;
+  /** Changes an engine as it is built. */
+  engine?(engine: LockEngine): void;
+}
+
+/** The keys of a class: two each, so callers meet on them. */
+export function keysOf(keyClass: KeyClass): string[] {
+  return [`${keyClass}:a`, `${keyClass}:b`];
+}
+
+/**
+ * One simulated run: the servers of its topology, its processes (each a real LockEngine on a
+ * virtual-time runtime with its own clock, over SimDoors), the callers' workload, and the fault plan.
+ * Everything is drawn from the seed; the history is what the checker judges.
+ */
+export class World {
+  readonly sim: Simulation;
+  readonly history: History;
+  readonly servers: SimServer[] = [];
+  readonly processes: SimProcess[] = [];
+  readonly engines: LockEngine[] = [];
+  readonly networks: SimNetwork[] = [];
+  private nextCall = 0;
+  /** Calls in flight (the run waits for them after close). */
+  private running = 0;
+
+  constructor(
+    readonly scenario: Scenario,
+    tracing: boolean,
+    private readonly hooks: WorldHooks = {},
+  ) {
+    const root = new Prng(scenario.seed);
+    this.sim = new Simulation(root.fork());
+    this.history = new History(tracing);
+    const serverPrng = root.fork();
+    const count = scenario.topology === 'cluster' ? 3 : scenario.topology === 'redlock' ? 5 : 1;
+    for (let i = 0; i < count; i++) {
+      const syncMs =
+        scenario.topology === 'sentinel' || scenario.topology === 'cluster' ? serverPrng.int(20, 300) : 0;
+      const server = new SimServer(`redis${i}`, this.sim, serverPrng.fork(), syncMs);
+      hooks.server?.(server);
+      this.servers.push(server);
+    }
+    for (let i = 0; i < scenario.processes; i++) {
+      const p = root.fork();
+      const clock = { offsetMs: p.range(0, 1e6), rate: 1 + p.range(-0.004, 0.004) };
+      const proc = new SimProcess(`p${i}`, this.sim, clock, p.fork());
+      const network = new SimNetwork(p.fork());
+      this.processes.push(proc);
+      this.networks.push(network);
+      const engine = this.openEngine(proc, network);
+      hooks.engine?.(engine);
+      this.engines.push(engine);
+      engine.events.on('lost', (e) =>
+        this.history.note(this.sim.now, proc.name, `told lost ${e.key}: ${e.reason}`),
+      );
+      engine.events.on('connection', (s) =>
+        this.history.note(
+          this.sim.now,
+          proc.name,
+          `connection ${s.name} ${s.state}${s.reason ? ` (${s.reason})` : ''}`,
+        ),
+      );
+    }
+    this.planFaults(root.fork());
+    root.fork(); // reserved
+    this.workloadPrng = root.fork();
+  }
+
+  private readonly workloadPrng: Prng;
+
+  private openEngine(proc: SimProcess, network: SimNetwork): LockEngine {
+    const { topology } = this.scenario;
+    const env: LockEnvironment = {
+      runtime: proc.runtime,
+      openDoor: (option) => {
+        const servers =
+          topology === 'redlock' ? [this.servers[Number(String(option).slice(-1))]!] : this.servers;
+        return new SimDoor(
+          proc,
+          servers,
+          network,
+          topology === 'cluster',
+          topology !== 'single' && topology !== 'redlock',
+        );
+      },
+    };
+    const where =
+      topology === 'redlock'
+        ? { redlock: this.servers.map((_, i) => `redis://sim/${i}`) }
+        : { redis: 'redis://sim/0' };
+    return openLockEngine(resolveLockConfig({ ...where, ...SIM_ENGINE, app: proc.name }), env);
+  }
+
+  /** Runs the whole scenario: workload, faults, close, and the tail. */
+  async run(): Promise<History> {
+    const { scenario } = this;
+    this.processes.forEach((proc, i) => {
+      for (let c = 0; c < scenario.callers; c++) {
+        const prng = this.workloadPrng.fork();
+        this.sim.after(
+          prng.range(0, 50),
+          () => void this.caller(proc, this.engines[i]!, prng, `${proc.name}.${c}`),
+          proc,
+        );
+      }
+      // close() while calls are in flight: the end of every run.
+      this.sim.at(
+        scenario.workMs + this.workloadPrng.range(0, 300),
+        () => {
+          this.history.faults.push({ at: this.sim.now, kind: 'close', target: proc.name });
+          this.history.note(this.sim.now, proc.name, 'close()');
+          void this.engines[i]!.close();
+        },
+        proc,
+      );
+    });
+    await this.sim.run(scenario.endMs);
+    this.history.runs = this.servers.flatMap((s) => s.runs).sort((a, b) => a.at - b.at);
+    return this.history;
+  }
+
+  // ----- the workload -------------------------------------------------------------------------------
+
+  private sleep(proc: SimProcess, ms: number): Promise<void> {
+    return new Promise((resolve) => proc.runtime.setTimer(resolve, ms));
+  }
+
+  private async caller(proc: SimProcess, engine: LockEngine, prng: Prng, who: string): Promise<void> {
+    const { scenario } = this;
+    while (this.sim.now < scenario.workMs) {
+      const keyClass = prng.pick(scenario.keyClasses);
+      const multi = keyClass === 'mutex' && scenario.topology !== 'redlock' && prng.chance(0.15);
+      const keys = multi ? keysOf('mutex') : [prng.pick(keysOf(keyClass))];
+      const options = this.optionsFor(keyClass, prng);
+      const call = this.record(proc, keys, keyClass, options, false);
+      let handle: LockHandle | MultiLockHandle;
+      try {
+        handle = multi ? await engine.acquire(keys, options) : await engine.acquire(keys[0]!, options);
+      } catch (err) {
+        this.settled(call, err);
+        await this.sleep(proc, prng.range(0, 30));
+        continue;
+      }
+      this.granted(call, handle);
+      await this.criticalSection(proc, engine, prng, call, handle, who);
+      await this.sleep(proc, prng.range(0, 20));
+    }
+  }
+
+  private optionsFor(keyClass: KeyClass, prng: Prng): LockOptions & { leaseMs?: number } {
+    const options: LockOptions = { waitMs: prng.pick([0, 100, 400, 1500, 3000]) };
+    if (prng.chance(0.5)) options.leaseMs = prng.int(150, 1200);
+    if (keyClass === 'token') options.reentrant = false;
+    if (keyClass === 'read-write') options.mode = prng.chance(0.6) ? 'read' : 'write';
+    if (keyClass === 'semaphore') options.limit = 2;
+    if (keyClass === 'fair') options.fair = true;
+    if (prng.chance(0.1)) {
+      const controller = new AbortController();
+      options.signal = controller.signal;
+      const abortAfter = prng.range(0, 200);
+      this.sim.after(abortAfter, () => controller.abort(new Error('the caller gave up')));
+    }
+    return options;
+  }
+
+  private record(
+    proc: SimProcess,
+    keys: readonly string[],
+    keyClass: KeyClass,
+    options: LockOptions,
+    reentry: boolean,
+  ): CallRecord {
+    const call: CallRecord = {
+      id: this.nextCall++,
+      process: proc.name,
+      keys,
+      keyClass,
+      mode: options.mode,
+      limit: options.limit,
+      waitMs: options.waitMs ?? 0,
+      leaseMs: options.leaseMs,
+      requestedAt: this.sim.now,
+      reentry,
+    };
+    this.running++;
+    this.history.calls.push(call);
+    this.history.note(
+      this.sim.now,
+      proc.name,
+      `#${call.id} asks ${keys.join('+')}${options.mode ? ` (${options.mode})` : ''}${reentry ? ' again (re-entry)' : ''}, ` +
+        `waitMs ${call.waitMs}, ${options.leaseMs ? `leaseMs ${options.leaseMs}` : 'watchdog'}`,
+    );
+    return call;
+  }
+
+  private settled(call: CallRecord, err: unknown): void {
+    this.running--;
+    call.settledAt = this.sim.now;
+    const name = err instanceof Error ? err.name : 'unknown';
+    call.outcome =
+      name === 'LockNotAcquiredError'
+        ? 'busy'
+        : name === 'LockRedisError'
+          ? 'redis-error'
+          : name === 'LockServiceClosedError'
+            ? 'closed'
+            : name === 'AbortError' || (err instanceof Error && /gave up|aborted/i.test(err.message))
+              ? 'aborted'
+              : 'other';
+    call.error = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+    this.history.note(this.sim.now, call.process, `#${call.id} ${call.outcome}: ${call.error}`);
+  }
+
+  private granted(call: CallRecord, handle: LockHandle | MultiLockHandle): void {
+    this.running--;
+    call.settledAt = this.sim.now;
+    call.outcome = 'granted';
+    call.tokens =
+      'fencingTokens' in handle ? { ...handle.fencingTokens } : { [handle.key]: handle.fencingToken };
+    this.history.note(
+      this.sim.now,
+      call.process,
+      `#${call.id} granted, tokens ${JSON.stringify(call.tokens)}`,
+    );
+    const onLost = (): void => {
+      if (call.lostAt !== undefined) return;
+      call.lostAt = this.sim.now;
+      call.endedAt ??= this.sim.now;
+      const reason: unknown = handle.signal.reason;
+      call.lostReason =
+        reason instanceof Error && 'reason' in reason ? String(reason.reason) : String(reason);
+    };
+    if (handle.signal.aborted) onLost();
+    else handle.signal.addEventListener('abort', onLost, { once: true });
+  }
+
+  private async criticalSection(
+    proc: SimProcess,
+    engine: LockEngine,
+    prng: Prng,
+    call: CallRecord,
+    handle: LockHandle | MultiLockHandle,
+    who: string,
+  ): Promise<void> {
+    const steps = prng.int(1, 3);
+    for (let i = 0; i < steps; i++) {
+      await this.sleep(proc, prng.range(0, 250));
+      if (handle.signal.aborted) break;
+      // The fenced write an exclusive holder makes: the storage refuses a token below the last it took.
+      const exclusive = call.keyClass !== 'semaphore' && call.mode !== 'read';
+      if (exclusive) for (const [key, token] of Object.entries(call.tokens!)) this.write(call, key, token);
+      const roll = prng.next();
+      if (roll < 0.15 && call.keys.length === 1 && call.keyClass !== 'token') {
+        await this.reenter(proc, engine, handle as LockHandle, call, prng);
+      } else if (roll < 0.3) {
+        try {
+          await handle.extend(prng.int(150, 1200));
+        } catch (err) {
+          this.history.note(this.sim.now, proc.name, `#${call.id} extend failed: ${String(err)}`);
+        }
+      }
+    }
+    call.endedAt ??= this.sim.now;
+    const released = await handle.release();
+    call.releasedAt = this.sim.now;
+    call.releaseResult = released;
+    this.history.note(this.sim.now, proc.name, `#${call.id} released: ${released} (${who})`);
+  }
+
+  /** A nested call for the same key inside the critical section: it re-enters. */
+  private async reenter(
+    proc: SimProcess,
+    engine: LockEngine,
+    handle: LockHandle,
+    outer: CallRecord,
+    prng: Prng,
+  ): Promise<void> {
+    const options: LockOptions = { waitMs: 100 };
+    if (outer.mode) options.mode = outer.mode;
+    if (outer.limit) options.limit = outer.limit;
+    if (outer.keyClass === 'fair') options.fair = true;
+    await engine.runInLock(handle, async () => {
+      const call = this.record(proc, outer.keys, outer.keyClass, options, true);
+      try {
+        const inner = await engine.acquire(outer.keys[0]!, options);
+        this.running--;
+        call.settledAt = this.sim.now;
+        call.outcome = 'granted';
+        call.tokens = { [inner.key]: inner.fencingToken };
+        await this.sleep(proc, prng.range(0, 50));
+        call.endedAt = this.sim.now;
+        call.releaseResult = await inner.release();
+        call.releasedAt = this.sim.now;
+      } catch (err) {
+        this.settled(call, err);
+      }
+    });
+  }
+
+  /** The fenced storage: per key, the highest token it accepted; a lower one is refused. */
+  private readonly storage = new Map<string, number>();
+
+  private write(call: CallRecord, key: string, token: number): void {
+    const last = this.storage.get(key) ?? -Infinity;
+    const accepted = token >= last;
+    if (accepted) this.storage.set(key, token);
+    this.history.writes.push({ call: call.id, key, token, at: this.sim.now, accepted });
+    if (!accepted)
+      this.history.note(
+        this.sim.now,
+        call.process,
+        `#${call.id} write to ${key} refused: token ${token} < ${last}`,
+      );
+  }
+
+  // ----- the fault plan -------------------------------------------------------------------------------
+
+  private fault(
+    at: number,
+    kind: FaultKind,
+    target: string,
+    action: () => void,
+    detail?: string,
+    ms?: number,
+  ): void {
+    this.sim.at(at, () => {
+      const record = { at: this.sim.now, kind, target, detail, ms } as FaultRecord;
+      this.history.faults.push(record);
+      const server = this.servers.find((s) => s.name === target);
+      const before = server ? lockedKeys(server) : [];
+      action();
+      if (server && (kind === 'restart-empty' || kind === 'restart-aof' || kind === 'failover')) {
+        record.kept = lockedKeys(server);
+        record.lost = before.filter((key) => !record.kept!.includes(key));
+      }
+      this.history.note(
+        this.sim.now,
+        target,
+        `FAULT ${kind}${detail ? ` ${detail}` : ''}${ms ? ` for ${ms.toFixed(0)} ms` : ''}` +
+          (record.lost ? `; locks it lost: ${record.lost.join(', ') || 'none'}` : ''),
+      );
+    });
+  }
+
+  private planFaults(prng: Prng): void {
+    const { scenario } = this;
+    const count = prng.int(0, 4);
+    for (let i = 0; i < count; i++) {
+      const at = prng.range(200, scenario.quietAt - 600);
+      const server = prng.pick(this.servers);
+      const proc = prng.pick(this.processes);
+      const network = this.networks[this.processes.indexOf(proc)]!;
+      const options: (() => void)[] = [
+        () => {
+          const down = prng.range(50, 800);
+          const persistence = prng.chance(0.5) ? 'aof' : 'none';
+          this.fault(at, 'kill', server.name, () => server.kill());
+          this.fault(at + down, persistence === 'aof' ? 'restart-aof' : 'restart-empty', server.name, () =>
+            server.restart(persistence),
+          );
+        },
+        () => {
+          const ms = prng.range(50, 600);
+          this.fault(at, 'client-pause', server.name, () => server.pause(ms), undefined, ms);
+        },
+        () => {
+          const ms = prng.chance(0.3) ? prng.range(300, 1500) : prng.range(5, 100);
+          this.fault(at, 'process-pause', proc.name, () => proc.pause(ms), undefined, ms);
+        },
+        () => {
+          const ms = prng.range(100, 1500);
+          this.fault(
+            at,
+            'partition',
+            `${proc.name}/${server.name}`,
+            () => network.partitioned.add(server.name),
+            undefined,
+            ms,
+          );
+          this.fault(at + ms, 'heal', `${proc.name}/${server.name}`, () =>
+            network.partitioned.delete(server.name),
+          );
+        },
+        () => {
+          const ms = prng.range(200, 1500);
+          this.fault(
+            at,
+            'network-noise',
+            proc.name,
+            () => {
+              network.dropRequest = 0.05;
+              network.dropReply = 0.05;
+              network.dropMessage = 0.3;
+              network.jitterMs = 30;
+            },
+            undefined,
+            ms,
+          );
+          this.fault(at + ms, 'network-quiet', proc.name, () => {
+            network.dropRequest = network.dropReply = network.dropMessage = network.jitterMs = 0;
+          });
+        },
+      ];
+      if (scenario.topology === 'sentinel' || scenario.topology === 'cluster') {
+        // A failover: the master dies, its replica (lagging by its sync period) is promoted after a while.
+        const failover = () => {
+          const promoteAfter = prng.range(300, 1500);
+          this.fault(at, 'kill', server.name, () => server.kill());
+          this.fault(
+            at + promoteAfter,
+            'failover',
+            server.name,
+            () => server.failover(),
+            `lag ≤ ${server.replicaSyncMs} ms`,
+          );
+        };
+        options.push(failover, failover);
+      }
+      prng.pick(options)();
+    }
+  }
+
+  /** Calls still waiting for an answer (for the run's end). */
+  get callsInFlight(): number {
+    return this.running;
+  }
+}
+
+/** The user keys whose lock `server` holds now (the omniscient view: its keyspace, read directly). */
+export function lockedKeys(server: SimServer): string[] {
+  const keys = new Set<string>();
+  for (const name of server.store.keyNames()) {
+    const match = /\{([^}]*)\}:(?:m|rw|fair|sem)$/.exec(name);
+    if (match) keys.add(match[1]!);
+  }
+  return [...keys].sort();
+}
