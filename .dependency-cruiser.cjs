@@ -10,7 +10,7 @@ const path = require('node:path');
 /** lib/core's floors, bottom to top. */
 const CORE_FLOORS = [
   'errors', //      what can go wrong, and how user text is written into a message
-  'time', //        the monotonic clock, the one deadline timer, the lease's drift allowance
+  'runtime', //     the world outside: monotonic and wall clocks, timers, the deadline heap, random ids
   'options', //     what a caller may ask, its defaults and every check of it
   'events', //      the engine's events and their diagnostics channels
   'redis', //       the door to Redis: scripts, commands, subscriptions, one adapter per client family

@@ -30,7 +30,9 @@ export type { WakeupChannels } from './waiting/wakeup-hub';
 export { RedisGateway, toLockRedisError } from './redis/redis-gateway';
 export { scriptOf } from './redis/script-library';
 export { doorForClient, type RedisClient } from './redis/redis-client';
-export { ATTEMPT_MARGIN_MS } from './time/with-deadline';
+export { ATTEMPT_MARGIN_MS } from './runtime/with-deadline';
+// The runtime: the fenced store's gateway runs on the production one.
+export { nodeRuntime, type Runtime } from './runtime/runtime';
 export { KeySpace } from './kinds/key-space';
 export { assertMultiKeyOptions } from './multi/multi-keys';
 export type { ForceReleaseLogOptions } from './options/lock-info';

@@ -1,4 +1,5 @@
 import { LockEngine } from '../core/engine/lock-engine';
+import { nodeRuntime } from '../core/runtime/runtime';
 import type { LockEngineOptions } from '../core/options/lock-options';
 import { resolveEngineOptions } from '../core/options/resolve-engine-options';
 import { attachTestingControls, LockTestingControls } from './lock-testing-controls';
@@ -32,7 +33,7 @@ export function createInMemoryLockEngine(options: InMemoryLockEngineOptions = {}
   const store = replicaOf === undefined ? undefined : LockTestingControls.of(replicaOf).store;
   const resolved = resolveEngineOptions(withDefaults);
   const backend = new InMemoryLockBackend(resolved, store);
-  const engine = new LockEngine(backend, resolved);
+  const engine = new LockEngine(backend, resolved, nodeRuntime);
   attachTestingControls(engine, backend);
   return engine;
 }

@@ -1,5 +1,4 @@
 import type { LockEngine } from '../core/engine/lock-engine';
-import { randomId } from '../core/grant/owner-ids';
 import { KeySpace } from '../core/kinds/key-space';
 import { KIND_TAG_LIST } from '../core/kinds/kind-registry';
 import { type AttemptRequest, type LockKind } from '../core/kinds/lock-kind';
@@ -92,8 +91,8 @@ export class LockTestingControls {
     const request: AttemptRequest = {
       key,
       names: this.keys.names(key, kind.tag),
-      owner: randomId(),
-      holdId: randomId(),
+      owner: this.engine.runtime.randomId(),
+      holdId: this.engine.runtime.randomId(),
       leaseMs: options.forMs ?? MAX_DURATION_MS,
       reenter: false,
       options: lockOptions,
@@ -132,9 +131,9 @@ export class LockTestingControls {
       const ttl = store.pttl(names.lock);
       const type = store.type(names.lock);
       if (options.takeOver && type === 'string') {
-        store.set(names.lock, randomId(), ttl);
+        store.set(names.lock, this.engine.runtime.randomId(), ttl);
       } else if (options.takeOver && type === 'hash' && store.hexists(names.lock, 'owner')) {
-        store.hset(names.lock, 'owner', randomId());
+        store.hset(names.lock, 'owner', this.engine.runtime.randomId());
       } else {
         // Shared-holder kinds keep their holders in `aux`; the fair lock's `aux` is its queue (kept).
         store.del(names.lock, ...(tag === 'rw' || tag === 'sem' ? [names.aux] : []));

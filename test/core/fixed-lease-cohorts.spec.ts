@@ -5,7 +5,7 @@
  * holder believes it has left (`remainingMs()`). A waiter whose lease the Redis lease cannot cover,
  * or that asked for the other lease mode, gets the lock through Redis instead.
  */
-import { leaseDriftMs } from '../../lib/core/time/lease-drift';
+import { leaseDriftMs } from '../../lib/core/runtime/lease-drift';
 import { KeySpace } from '../../lib/core/internal';
 import type { LockHandle } from '../../lib/core';
 import {

@@ -19,7 +19,7 @@ import { TokenLock } from '../../lib/core/kinds/token-lock';
 import { RedisMultiLocker } from '../../lib/core/multi/redis-multi-locker';
 import type { LockOptions } from '../../lib/core/options/lock-options';
 import { defineScript } from '../../lib/core/redis/script-library';
-import { ATTEMPT_MARGIN_MS } from '../../lib/core/time/with-deadline';
+import { ATTEMPT_MARGIN_MS } from '../../lib/core/runtime/with-deadline';
 import { PORTED_SCRIPTS } from '../../lib/testing/memory/memory-scripts';
 import { startRedis, RedisServerProcess } from '../support/redis-server';
 import { sleep } from '../support/wait';

@@ -1,9 +1,10 @@
 /* Unit: the local FIFO of one process' waiters on one lock. */
 import { LocalWaitQueues } from '../../lib/core/waiting/local-wait-queues';
+import { nodeRuntime } from '../../lib/core/runtime/runtime';
 
 describe('LocalWaitQueues', () => {
   it('lets only the head of an exclusive queue attempt, in arrival order', async () => {
-    const queues = new LocalWaitQueues();
+    const queues = new LocalWaitQueues(nodeRuntime);
     const a = queues.enter('L', true);
     const b = queues.enter('L', true);
     const c = queues.enter('L', true);
@@ -21,7 +22,7 @@ describe('LocalWaitQueues', () => {
   });
 
   it('lets every waiter of a shared kind attempt', () => {
-    const queues = new LocalWaitQueues();
+    const queues = new LocalWaitQueues(nodeRuntime);
     const readers = [queues.enter('R', false), queues.enter('R', false)];
     expect(readers.map((t) => t.isHead)).toEqual([true, true]);
     readers.forEach((t) => t.leave(false));
@@ -29,7 +30,7 @@ describe('LocalWaitQueues', () => {
   });
 
   it('removes a waiter from the middle without promoting anyone', () => {
-    const queues = new LocalWaitQueues();
+    const queues = new LocalWaitQueues(nodeRuntime);
     const a = queues.enter('L', true);
     const b = queues.enter('L', true);
     const c = queues.enter('L', true);
@@ -42,7 +43,7 @@ describe('LocalWaitQueues', () => {
   });
 
   it('ends a turn on abort or when its time runs out', async () => {
-    const queues = new LocalWaitQueues();
+    const queues = new LocalWaitQueues(nodeRuntime);
     const a = queues.enter('L', true);
     const b = queues.enter('L', true);
     const controller = new AbortController();
@@ -55,7 +56,7 @@ describe('LocalWaitQueues', () => {
   });
 
   it('tells the head when the lock is free of local holders', () => {
-    const queues = new LocalWaitQueues();
+    const queues = new LocalWaitQueues(nodeRuntime);
     const a = queues.enter('L', true);
     const told: string[] = [];
     a.waiter = { wake: () => told.push('free') } as unknown as typeof a.waiter;

@@ -1,12 +1,10 @@
 import { LockServiceClosedError } from '../errors';
 import { GrantHandle, type LockHandle } from '../grant/grant-handle';
 import { LockGrant } from '../grant/lock-grant';
-import { randomId } from '../grant/owner-ids';
 import type { LockKeyNames } from '../kinds/key-space';
 import type { AttemptRequest, AttemptResult, LockKind } from '../kinds/lock-kind';
 import type { LockOptions } from '../options/lock-options';
-import { monotonicMs } from '../time/deadlines';
-import { ATTEMPT_MARGIN_MS } from '../time/with-deadline';
+import { ATTEMPT_MARGIN_MS } from '../runtime/with-deadline';
 import type { AcquisitionContext } from '../waiting/acquisition-context';
 import type { Ticket } from '../waiting/local-wait-queues';
 import { Waiter } from '../waiting/waiter';
@@ -57,12 +55,12 @@ export class Acquisition {
     private readonly ctx: AcquisitionContext,
     private readonly req: AcquisitionRequest,
   ) {
-    const started = monotonicMs();
+    const started = ctx.runtime.now();
     this.cohorts = req.kind.cohorts === true && ctx.reserveTokens > 1;
     const { key, names, options, leaseMs, kind } = req;
     // The engine id prefixes the owner id, so a script can tell this process' owners apart.
-    const owner = `${ctx.held.engineId}.${randomId()}`;
-    this.request = { key, names, owner, holdId: randomId(), leaseMs, reenter: false, options };
+    const owner = `${ctx.held.engineId}.${ctx.runtime.randomId()}`;
+    this.request = { key, names, owner, holdId: ctx.runtime.randomId(), leaseMs, reenter: false, options };
     if (this.cohorts) {
       this.request.reserveTokens = ctx.reserveTokens;
       this.request.process = ctx.held.engineId;
@@ -144,14 +142,14 @@ export class Acquisition {
   private takeHanded(): LockHandle {
     const handle = this.wait.take();
     this.acquired = true;
-    const waitedMs = monotonicMs() - this.wait.started;
+    const waitedMs = this.ctx.runtime.now() - this.wait.started;
     this.wait.reportGrant(this.req.key, waitedMs, handle.fencingToken, { handedOver: true });
     return handle;
   }
 
   private async attempt(): Promise<AttemptResult> {
     this.wait.attempts++;
-    this.requestedAt = monotonicMs();
+    this.requestedAt = this.ctx.runtime.now();
     const { ctx, request } = this;
     const lock = this.req.names.lock;
     const recordedWaits = ctx.recordedWaits;

@@ -1,10 +1,13 @@
-import { withDeadline } from '../time/with-deadline';
+import { withDeadline } from '../runtime/with-deadline';
 import type { MultiLockHandle } from '../multi/multi-lock-handle';
 import type { LockHandle } from '../grant/grant-handle';
+import type { Runtime } from '../runtime/runtime';
 
 /** Critical sections running in using() / hold(): close() lets them finish (drainMs). */
 export class CriticalSections {
   private readonly sections = new Set<Promise<unknown>>();
+
+  constructor(private readonly runtime: Runtime) {}
 
   /**
    * Runs `fn` (through `run`, inside the critical section of `handle`) and releases it afterwards,
@@ -31,8 +34,8 @@ export class CriticalSections {
     if (drainMs <= 0) return;
     // A call granted just before close() enters its section a few microtasks later (using() and
     // decorated methods acquire, then hold): one turn of the event loop lets those in first.
-    await new Promise((resolve) => setImmediate(resolve));
+    await this.runtime.nextTurn();
     if (this.sections.size === 0) return;
-    await withDeadline(Promise.allSettled([...this.sections]), drainMs);
+    await withDeadline(this.runtime, Promise.allSettled([...this.sections]), drainMs);
   }
 }

@@ -23,7 +23,7 @@ import type { LockBackend } from './lock-backend';
 import { LockEvents } from '../events/lock-events';
 import { HeldLocks } from '../grant/held-locks';
 import { currentInScope, runInLockScope } from '../grant/lock-scope';
-import { randomId } from '../grant/owner-ids';
+import type { Runtime } from '../runtime/runtime';
 import { GrantHandle, LockHandle } from '../grant/grant-handle';
 import { type AcquisitionContext } from '../waiting/acquisition-context';
 import { LockRequests } from './lock-requests';
@@ -34,7 +34,7 @@ import { LockRequests } from './lock-requests';
  * Plain Node; no Nest inside. Built by createLockEngine() from options resolved once.
  */
 export class LockEngine {
-  readonly engineId = randomId().slice(0, 8);
+  readonly engineId: string;
   readonly events = new LockEvents();
   private readonly keys: KeySpace;
   private readonly held: HeldLocks;
@@ -45,7 +45,7 @@ export class LockEngine {
   /** Inspection (list, inspect, forceRelease) and this engine's registry record; none on the in-memory backend. */
   private readonly inspection?: EngineInspection;
   /** Critical sections running in using() / hold(): close() lets them finish (drainMs). */
-  private readonly sections = new CriticalSections();
+  private readonly sections: CriticalSections;
   /** Turns each call, one key or many, into a re-entry or a wait (lock-request.ts). */
   private readonly requests: LockRequests;
 
@@ -53,17 +53,22 @@ export class LockEngine {
     private readonly backend: LockBackend,
     /** Resolved by resolveEngineOptions() (createLockEngine does it). */
     readonly options: ResolvedEngineOptions,
+    /** Its clocks, timers and random ids (nodeRuntime in production; virtual in the simulator). */
+    readonly runtime: Runtime,
   ) {
+    this.engineId = runtime.randomId().slice(0, 8);
+    this.sections = new CriticalSections(runtime);
     this.keys = new KeySpace(options.keyPrefix);
-    this.queues = new LocalWaitQueues(options.maxWaitersPerKey);
+    this.queues = new LocalWaitQueues(runtime, options.maxWaitersPerKey);
     // Every waiter listens to `closing` until it leaves; thousands of waiters are normal, not a leak.
     setMaxListeners(0, this.closing.signal);
-    this.held = new HeldLocks(this.engineId, this.events, this.queues, options);
+    this.held = new HeldLocks(this.engineId, runtime, this.events, this.queues, options);
     backend.watchConnections?.((state) => this.events.safeEmit('connection', state));
     // A connection made again: the server may have restarted or failed over without our locks.
     backend.watchReconnects?.(() => void this.held.verify());
     const heldLocks = this.held;
     this.context = {
+      runtime,
       hub: backend.hub,
       queues: this.queues,
       held: this.held,
@@ -88,6 +93,7 @@ export class LockEngine {
     const { engineId, keys, held, queues, events } = this;
     this.inspection = EngineInspection.open({
       engineId,
+      runtime,
       target: backend.inspection,
       options,
       keys,

@@ -82,7 +82,7 @@ export class LockRequests {
     if (lost) throw lost.lost;
     const active = grants.filter((g): g is LockGrant => g?.active === true);
     if (active.length === grants.length) {
-      const handles = await reenter(active, call, context.events);
+      const handles = await reenter(active, call, context.events, context.runtime);
       return handles && new MultiGrantHandle(handles);
     }
     if (active.length > 0) {
@@ -131,7 +131,8 @@ export class LockRequests {
     if (context.closing.aborted && !grant?.active) {
       throw new LockServiceClosedError(context.held.grants.size === 0 ? 'closed' : 'shutting down', key);
     }
-    if (grant?.active) return reenter([grant], call, context.events).then((handles) => handles?.[0] ?? null);
+    if (grant?.active)
+      return reenter([grant], call, context.events, context.runtime).then((handles) => handles?.[0] ?? null);
     // Inside a critical section whose lock is lost, asking again must not quietly take a new lock:
     // the code around it still assumes the old one. A normally released grant is simply over.
     if (grant?.lost) throw grant.lost;

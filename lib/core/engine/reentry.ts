@@ -2,10 +2,9 @@ import { LockLostError, LockNotAcquiredError, LockUpgradeError } from '../errors
 import type { LockEvents } from '../events/lock-events';
 import { GrantHandle } from '../grant/grant-handle';
 import type { LockGrant } from '../grant/lock-grant';
-import { randomId } from '../grant/owner-ids';
 import type { LockKind } from '../kinds/lock-kind';
 import type { LockOptions } from '../options/lock-options';
-import { monotonicMs } from '../time/deadlines';
+import type { Runtime } from '../runtime/runtime';
 
 /** What a re-entering call asks for (a LockCall). */
 export interface ReentryCall {
@@ -25,6 +24,7 @@ export async function reenter(
   grants: readonly LockGrant[],
   call: ReentryCall,
   events: LockEvents,
+  runtime: Runtime,
 ): Promise<GrantHandle[] | null> {
   const { kind, options } = call;
   const refused = grants.find((g) => !kind.reentrant || !g.kind.reentrant);
@@ -36,12 +36,12 @@ export async function reenter(
   }
   const upgrade = grants.find((g) => g.options.mode === 'read' && options.mode === 'write');
   if (upgrade) throw new LockUpgradeError(upgrade.key);
-  const started = monotonicMs();
+  const started = runtime.now();
   const handles: GrantHandle[] = [];
   try {
     for (const grant of grants) {
-      const holdId = randomId();
-      const sentAt = monotonicMs();
+      const holdId = runtime.randomId();
+      const sentAt = runtime.now();
       const result = await kind.attempt({
         key: grant.key,
         names: grant.names,
@@ -67,7 +67,7 @@ export async function reenter(
       events.safeEmit('acquired', {
         key: h.key,
         kind: call.kindLabel,
-        waitedMs: monotonicMs() - started,
+        waitedMs: runtime.now() - started,
         attempts: 1,
         reentered: true,
         fencingToken: h.fencingToken,

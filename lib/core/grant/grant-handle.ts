@@ -1,6 +1,5 @@
 import { LockLostError } from '../errors';
 import { assertDuration } from '../options/validation';
-import { monotonicMs } from '../time/deadlines';
 import type { LockGrant } from './lock-grant';
 
 /** A held lock. One handle per acquire; a re-entry gets its own handle on the same grant. */
@@ -51,7 +50,7 @@ export class GrantHandle implements LockHandle {
   }
 
   remainingMs(): number {
-    return this.isHeld ? Math.max(0, this.grant.localEnd - monotonicMs()) : 0;
+    return this.isHeld ? Math.max(0, this.grant.localEnd - this.grant.held.runtime.now()) : 0;
   }
 
   release(): Promise<boolean> {

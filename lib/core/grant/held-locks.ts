@@ -3,7 +3,7 @@ import type { LockEvents } from '../events/lock-events';
 import { kindOf } from '../kinds/kind-registry';
 import type { HoldRef, LockKind, ReleaseResult, RenewResult } from '../kinds/lock-kind';
 import type { CohortBounds, LockOptions } from '../options/lock-options';
-import { monotonicMs } from '../time/deadlines';
+import type { Runtime, RuntimeTimer } from '../runtime/runtime';
 import { GrantHandle } from './grant-handle';
 import { HoldTimes } from './hold-times';
 import { type GrantKeeper, LockGrant } from './lock-grant';
@@ -39,7 +39,7 @@ export class HeldLocks implements GrantKeeper {
   /** Live grants per lock name, so local waiters know the lock is this process' own right now. */
   private readonly byLock = new Map<string, number>();
   /** Background retries of releases that failed on a Redis error (see retryRelease). */
-  private readonly releaseRetries = new Set<NodeJS.Timeout>();
+  private readonly releaseRetries = new Set<RuntimeTimer>();
   /** Recent hold times per key, for an honest "retry after". */
   readonly holdTimes = new HoldTimes();
   private stopped = false;
@@ -50,6 +50,7 @@ export class HeldLocks implements GrantKeeper {
 
   constructor(
     readonly engineId: string,
+    readonly runtime: Runtime,
     private readonly events: LockEvents,
     private readonly waiters: LocalWaiters,
     settings: {
@@ -58,7 +59,9 @@ export class HeldLocks implements GrantKeeper {
     },
   ) {
     this.cohort = settings.cohort;
-    this.watchdog = new Watchdog(settings.renewEveryMs, (round) => this.events.safeEmit('renewed', round));
+    this.watchdog = new Watchdog(runtime, settings.renewEveryMs, (round) =>
+      this.events.safeEmit('renewed', round),
+    );
   }
 
   /** Tracks a new grant (and hands it to the watchdog when it has no fixed lease). */
@@ -80,7 +83,7 @@ export class HeldLocks implements GrantKeeper {
    */
   remainingLeaseOf(lockName: string): number {
     if (!this.byLock.has(lockName)) return -1;
-    const now = monotonicMs();
+    const now = this.runtime.now();
     let longest = -1;
     for (const grant of this.grants) {
       if (grant.active && grant.names.lock === lockName) {
@@ -110,7 +113,9 @@ export class HeldLocks implements GrantKeeper {
     };
     if (last && grant.active) {
       const keepMs =
-        grant.options.minHoldMs === undefined ? 0 : grant.grantedAt + grant.options.minHoldMs - monotonicMs();
+        grant.options.minHoldMs === undefined
+          ? 0
+          : grant.grantedAt + grant.options.minHoldMs - this.runtime.now();
       if (keepMs >= 1) return this.keepUntilMinHold(grant, base, keepMs);
       if (holdId === grant.cohortHoldId && this.handOff(grant)) return true;
     }
@@ -135,7 +140,7 @@ export class HeldLocks implements GrantKeeper {
 
   /** Renews `grant` for `asked` ms (a handle's extend()); throws its LockLostError when no longer held. */
   async extend(grant: LockGrant, asked: number): Promise<void> {
-    const sentAt = monotonicMs();
+    const sentAt = this.runtime.now();
     const leaseMs = grant.renewalLeaseMs(sentAt, asked);
     if (leaseMs === 0) {
       grant.lose('max-hold');
@@ -182,7 +187,7 @@ export class HeldLocks implements GrantKeeper {
       list.push(grant);
       byKind.set(grant.kind, list);
     }
-    const sentAt = monotonicMs();
+    const sentAt = this.runtime.now();
     await Promise.all(
       [...byKind].map(async ([kind, grants]) => {
         let results: RenewResult[];
@@ -205,7 +210,7 @@ export class HeldLocks implements GrantKeeper {
   stopTimers(): void {
     this.stopped = true;
     this.watchdog.stop();
-    for (const timer of this.releaseRetries) clearTimeout(timer);
+    for (const timer of this.releaseRetries) timer.cancel();
     this.releaseRetries.clear();
   }
 
@@ -226,7 +231,7 @@ export class HeldLocks implements GrantKeeper {
         key: grant.key,
         kind: kindOf(grant.options).event,
         fencingToken: grant.fencingToken,
-        heldMs: monotonicMs() - grant.grantedAt,
+        heldMs: this.runtime.now() - grant.grantedAt,
         reason: lost.reason,
         error: lost,
       });
@@ -244,7 +249,7 @@ export class HeldLocks implements GrantKeeper {
     const next = this.waiters.successor(grant.names.lock);
     if (!next) return false; // nobody of this process waits: release in Redis
     const cohort = grant.cohort!;
-    const now = monotonicMs();
+    const now = this.runtime.now();
     const turn = cohort.handOff(grant, next, now, this.cohort);
     if (!turn) return false;
     if (turn === 'yield') {
@@ -294,7 +299,7 @@ export class HeldLocks implements GrantKeeper {
 
   /** A release answered: records the hold time and reports it. */
   private released(grant: LockGrant, result: ReleaseResult | 'failed', error?: unknown): void {
-    const heldMs = monotonicMs() - grant.grantedAt;
+    const heldMs = this.runtime.now() - grant.grantedAt;
     if (result === 'released') this.holdTimes.record(grant.key, heldMs);
     // Local waiters are told in ended() (they did not poll Redis meanwhile); fairness across
     // processes comes from the cohort bound and the reservation for the longest-waiting process.
@@ -314,17 +319,17 @@ export class HeldLocks implements GrantKeeper {
     let delayMs = 100;
     const attempt = () => {
       this.releaseRetries.delete(timer);
-      if (this.stopped || monotonicMs() >= untilMonotonic) return; // the lease ends it now
+      if (this.stopped || this.runtime.now() >= untilMonotonic) return; // the lease ends it now
       grant.kind.release(hold).then(
         (result) => this.released(grant, result),
         () => {
           delayMs = Math.min(delayMs * 2, 2_000);
-          timer = setTimeout(attempt, delayMs).unref();
+          timer = this.runtime.setTimer(attempt, delayMs);
           this.releaseRetries.add(timer);
         },
       );
     };
-    let timer = setTimeout(attempt, delayMs).unref();
+    let timer = this.runtime.setTimer(attempt, delayMs);
     this.releaseRetries.add(timer);
   }
 }

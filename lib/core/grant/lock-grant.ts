@@ -2,8 +2,9 @@ import { LockLostError, LockLostReason } from '../errors';
 import type { LockKeyNames } from '../kinds/key-space';
 import type { LockKind, RenewRequest } from '../kinds/lock-kind';
 import type { LockOptions } from '../options/lock-options';
-import { deadlines, type Deadline } from '../time/deadlines';
-import { leaseDriftMs } from '../time/lease-drift';
+import type { Deadline } from '../runtime/deadlines';
+import type { Runtime } from '../runtime/runtime';
+import { leaseDriftMs } from '../runtime/lease-drift';
 import { Cohort, type CohortOpening } from './cohort';
 
 /**
@@ -13,6 +14,8 @@ import { Cohort, type CohortOpening } from './cohort';
 export interface GrantKeeper {
   /** The engine whose locks these are (part of a grant's scope key). */
   readonly engineId: string;
+  /** The engine's clocks and timers: a grant's local end is a deadline on its heap. */
+  readonly runtime: Runtime;
   /** A grant ended (released, or lost with `lost`). */
   ended(grant: LockGrant, lost?: LockLostError): void;
   /** Releases one hold of `grant` (the one release path). */
@@ -43,7 +46,7 @@ export interface GrantSpec {
 /**
  * One grant of a lock by Redis: owner, fencing token, lease and the signal shared by the handles of
  * its holds (the first acquire and every re-entry). Its local end (the lease minus the drift
- * allowance, or `maxHoldMs`) is a deadline on the process' one timer; a renewal moves it.
+ * allowance, or `maxHoldMs`) is a deadline on the runtime's one timer; a renewal moves it.
  */
 export class LockGrant implements Deadline {
   /** Created on first use (handle.signal or a loss): most grants never need one. */
@@ -192,7 +195,7 @@ export class LockGrant implements Deadline {
   lose(reason: LockLostReason, cause?: unknown): void {
     if (this.lost || this.ended) return;
     this.lost = new LockLostError(this.key, reason, cause);
-    deadlines.remove(this);
+    this.held.runtime.deadlines.remove(this);
     // Built now if nobody asked for the signal yet, so a later handle.signal is already aborted.
     this.controller ??= new AbortController();
     this.controller.abort(this.lost);
@@ -203,7 +206,7 @@ export class LockGrant implements Deadline {
   end(): void {
     if (this.ended) return;
     this.ended = true;
-    deadlines.remove(this);
+    this.held.runtime.deadlines.remove(this);
     this.held.ended(this);
   }
 
@@ -219,6 +222,6 @@ export class LockGrant implements Deadline {
     // A watchdog lease is renewed before its local end; when no renewal came back in time (a hanging
     // connection), this deadline ends it there. maxHoldMs ends any grant on purpose.
     this.at = Math.min(this.localEnd, this.holdDeadline);
-    deadlines.schedule(this);
+    this.held.runtime.deadlines.schedule(this);
   }
 }

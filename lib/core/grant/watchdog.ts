@@ -1,4 +1,4 @@
-import { monotonicMs } from '../time/deadlines';
+import type { Runtime, RuntimeTimer } from '../runtime/runtime';
 import type { LockGrant } from './lock-grant';
 import type { LockKind } from '../kinds/lock-kind';
 
@@ -18,10 +18,11 @@ export interface RenewalRound {
  */
 export class Watchdog {
   private readonly grants = new Set<LockGrant>();
-  private timer?: NodeJS.Timeout;
+  private timer?: RuntimeTimer;
   private running = false;
 
   constructor(
+    private readonly runtime: Runtime,
     private readonly periodMs: number,
     private readonly onRound: (round: RenewalRound) => void,
   ) {}
@@ -29,8 +30,8 @@ export class Watchdog {
   add(grant: LockGrant): void {
     this.grants.add(grant);
     if (!this.timer) {
-      this.timer = setInterval(() => void this.tick(), this.periodMs);
-      this.timer.unref(); // a held lock alone must not keep a process alive
+      // Never keeps the process alive: a held lock alone must not.
+      this.timer = this.runtime.setRepeating(() => void this.tick(), this.periodMs);
     }
   }
 
@@ -45,7 +46,7 @@ export class Watchdog {
   }
 
   stop(): void {
-    clearInterval(this.timer);
+    this.timer?.cancel();
     this.timer = undefined;
   }
 
@@ -56,7 +57,7 @@ export class Watchdog {
     this.running = true;
     const round: RenewalRound = { renewed: 0, lost: 0, failed: 0 };
     try {
-      const now = monotonicMs();
+      const now = this.runtime.now();
       const byKind = new Map<LockKind, LockGrant[]>();
       for (const g of this.grants) {
         if (g.renewalLeaseMs(now) === 0) continue; // maxHoldMs reached: its timer ends it
@@ -82,7 +83,7 @@ export class Watchdog {
   }
 
   private async renewKind(kind: LockKind, grants: LockGrant[], round: RenewalRound): Promise<void> {
-    const sentAt = monotonicMs();
+    const sentAt = this.runtime.now();
     const leases = grants.map((g) => g.renewalLeaseMs(sentAt));
     const requests = grants.map((g, i) => g.renewRequest(sentAt, Math.max(1, leases[i]!)));
     try {

@@ -9,10 +9,12 @@ import { LockInspector } from './lock-inspector';
 import { LockRegistry } from './lock-registry';
 import { NoticeSubscription, type NoticeSubscriptionDeps } from './notice-subscription';
 import { ownerIdentity } from './owner-identity';
+import type { Runtime } from '../runtime/runtime';
 
 /** What an engine gives its inspection. */
 export interface EngineInspectionParts {
   readonly engineId: string;
+  readonly runtime: Runtime;
   /** The backend's inspection side, when it has one (not the in-memory testing backend). */
   readonly target: InspectionTarget | undefined;
   readonly options: ResolvedEngineOptions;
@@ -36,12 +38,13 @@ export class EngineInspection {
   private readonly noticeDeps: NoticeSubscriptionDeps;
 
   private constructor(parts: EngineInspectionParts) {
-    const { engineId, options, keys, held, queues, events } = parts;
+    const { engineId, runtime, options, keys, held, queues, events } = parts;
     const target = parts.target!;
     const identity = ownerIdentity(engineId, options.app);
     const inspectionKeys = new InspectionKeys(options.keyPrefix);
     this.inspector = new LockInspector({
       engineId,
+      runtime,
       identity,
       keys,
       inspectionKeys,
@@ -51,6 +54,7 @@ export class EngineInspection {
       fenceTtlMs: options.fenceTtlMs,
     });
     this.noticeDeps = {
+      runtime,
       target,
       channel: inspectionKeys.notice(engineId),
       commandTimeoutMs: options.commandTimeoutMs,
@@ -60,6 +64,7 @@ export class EngineInspection {
     if (options.inspection) {
       this.registry = new LockRegistry({
         engineId,
+        runtime,
         identity,
         keys: inspectionKeys,
         target,

@@ -13,6 +13,7 @@ import { ownerLabel, type ForceReleaseRecord, type LockKind, type LockOwner } fr
 import { onNodes } from './node-calls';
 import { engineOf } from './owner-identity';
 import { readRegistry, type RegistrySnapshot } from './registry-reader';
+import type { Runtime } from '../runtime/runtime';
 
 const FORCE = defineScript<
   [
@@ -32,6 +33,8 @@ const FORCE = defineScript<
 /** What a force release needs. */
 export interface ForceReleaseDeps {
   readonly engineId: string;
+  /** The engine's runtime: an audit entry's time is its wall clock. */
+  readonly runtime: Runtime;
   readonly identity: LockOwner;
   readonly keys: KeySpace;
   readonly inspectionKeys: InspectionKeys;
@@ -114,7 +117,7 @@ export class ForceRelease {
         kind: label,
         reason,
         by: releasedBy,
-        at: Date.now(),
+        at: this.deps.runtime.wallNow(),
         fence,
         evicted: [...evicted].map(([ownerId, token]) => {
           const owner = registry?.owner(ownerId) ?? { engine: engineOf(ownerId), host: '', pid: 0, app: '' };

@@ -1,12 +1,12 @@
 import type { LockGrant } from '../grant/lock-grant';
-import { monotonicMs } from '../time/deadlines';
+import type { Runtime, RuntimeTimer } from '../runtime/runtime';
 import type { LocalWaitQueues } from '../waiting/local-wait-queues';
 import type { InspectionKeys } from './inspection-keys';
 import type { InspectionTarget } from './inspection-target';
 import type { LockOwner } from '../options/lock-info';
 import { grantField, IDENTITY_FIELD, waitingField } from './registry-record';
 import { writeRecord, type RecordWrite } from './registry-write';
-import { withDeadline } from '../time/with-deadline';
+import { withDeadline } from '../runtime/with-deadline';
 import { refusalOf } from './refusal';
 
 /** How often an engine checks whether its registry record must be written. */
@@ -17,6 +17,7 @@ const CLOSE_DROP_MS = 1000;
 /** What the registry of one engine reads and where it writes. */
 export interface LockRegistryDeps {
   readonly engineId: string;
+  readonly runtime: Runtime;
   readonly identity: LockOwner;
   readonly keys: InspectionKeys;
   readonly target: InspectionTarget;
@@ -55,29 +56,30 @@ export class LockRegistry {
    * Runs from construction to close(), unref'd: an idle tick (nothing held or waited for, no record)
    * is two size checks, and the lock path never has to tell the registry it is busy.
    */
-  private readonly timer: NodeJS.Timeout;
+  private readonly timer: RuntimeTimer;
   private running?: Promise<void>;
   private closed = false;
   /** Wall-clock offset of the monotonic clock, taken once: grant times stay stable in the record. */
-  private readonly epochOffset = Date.now() - monotonicMs();
+  private readonly epochOffset: number;
   private readonly identityValue: string;
   /** What Redis refuses now (reported once per change). */
   private refused?: string;
 
   constructor(private readonly deps: LockRegistryDeps) {
     const { host, pid, app } = deps.identity;
-    this.identityValue = JSON.stringify({ host, pid, app, since: Date.now() });
-    this.timer = setInterval(() => void this.tick(), REGISTRY_SYNC_MS);
-    this.timer.unref();
+    const { runtime } = deps;
+    this.epochOffset = runtime.wallNow() - runtime.now();
+    this.identityValue = JSON.stringify({ host, pid, app, since: runtime.wallNow() });
+    this.timer = runtime.setRepeating(() => void this.tick(), REGISTRY_SYNC_MS);
   }
 
   /** Stops the timer and removes this engine's record (before the connections close). */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    clearInterval(this.timer);
+    this.timer.cancel();
     // A write in progress has its own deadline; waited for at most as long as the drop below.
-    if (this.running) await withDeadline(this.running, CLOSE_DROP_MS);
+    if (this.running) await withDeadline(this.deps.runtime, this.running, CLOSE_DROP_MS);
     // The record expires by itself: a Redis that is down or slow must not hold close() for long.
     const up = this.deps.target.gateways.some((g) => g.door.ready);
     if (this.recordWritten && up) await this.write({ op: 'drop' }, CLOSE_DROP_MS).catch(() => undefined);
@@ -108,7 +110,7 @@ export class LockRegistry {
       }
       return;
     }
-    const full = this.needFull || monotonicMs() >= this.nextFullAt;
+    const full = this.needFull || this.deps.runtime.now() >= this.nextFullAt;
     const set: string[] = [];
     const removed: string[] = [];
     for (const [field, value] of fields) {
@@ -133,7 +135,7 @@ export class LockRegistry {
     this.recordWritten = true;
     if (full) {
       this.needFull = false;
-      this.nextFullAt = monotonicMs() + this.deps.heartbeatMs;
+      this.nextFullAt = this.deps.runtime.now() + this.deps.heartbeatMs;
     }
   }
 
@@ -145,7 +147,7 @@ export class LockRegistry {
    */
   private snapshot(): Map<string, string> {
     const fields = new Map<string, string>([[IDENTITY_FIELD, this.identityValue]]);
-    const settled = monotonicMs() - REGISTRY_SYNC_MS;
+    const settled = this.deps.runtime.now() - REGISTRY_SYNC_MS;
     for (const grant of this.deps.grants) {
       if (!grant.active || grant.grantedAt > settled) continue;
       const [field, value] = grantField(grant, this.epochOffset);
@@ -162,7 +164,7 @@ export class LockRegistry {
 
   /** The record's TTL: it outlives every lease this engine holds, and a missed heartbeat or two. */
   private ttlMs(): number {
-    const now = monotonicMs();
+    const now = this.deps.runtime.now();
     let longest = this.deps.baseTtlMs;
     for (const grant of this.deps.grants) {
       longest = Math.max(longest, Math.ceil(grant.expiresAt - now) + this.deps.heartbeatMs);

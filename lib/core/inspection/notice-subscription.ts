@@ -1,7 +1,8 @@
 import { LockRedisError } from '../errors';
-import { withDeadline } from '../time/with-deadline';
+import { withDeadline } from '../runtime/with-deadline';
 import type { InspectionTarget } from './inspection-target';
 import { refusalOf } from './refusal';
+import type { Runtime, RuntimeTimer } from '../runtime/runtime';
 
 /** After a failed subscription, the next attempt waits this long (doubling up to the cap). */
 const RETRY_FIRST_MS = 250;
@@ -9,6 +10,7 @@ const RETRY_MAX_MS = 5_000;
 
 /** What the notice subscription of one engine needs. */
 export interface NoticeSubscriptionDeps {
+  readonly runtime: Runtime;
   readonly target: InspectionTarget;
   /** This engine's notice channel. */
   readonly channel: string;
@@ -29,7 +31,7 @@ export interface NoticeSubscriptionDeps {
 export class NoticeSubscription {
   private closed = false;
   private retryMs = RETRY_FIRST_MS;
-  private retry?: NodeJS.Timeout;
+  private retry?: RuntimeTimer;
   private refused?: string;
   /** Aborted by close(): a subscription still waiting for its confirmation stops waiting. */
   private readonly closing = new AbortController();
@@ -42,7 +44,7 @@ export class NoticeSubscription {
     if (this.closed) return;
     this.closed = true;
     this.closing.abort();
-    clearTimeout(this.retry);
+    this.retry?.cancel();
     this.deps.target.unlisten(this.deps.channel);
   }
 
@@ -53,6 +55,7 @@ export class NoticeSubscription {
       // Bounded like a command: a client that queues commands while Redis is away (node-redis'
       // offline queue) might never settle the SUBSCRIBE.
       await withDeadline(
+        this.deps.runtime,
         target.listen(channel, onNotice, onRefused),
         commandTimeoutMs,
         () =>
@@ -67,8 +70,7 @@ export class NoticeSubscription {
       // Dropped so the next attempt subscribes anew; a lost connection or a timeout is reported by
       // the connection events, a refusal above.
       target.unlisten(channel);
-      this.retry = setTimeout(() => void this.subscribe(), this.retryMs);
-      this.retry.unref();
+      this.retry = this.deps.runtime.setTimer(() => void this.subscribe(), this.retryMs);
       this.retryMs = Math.min(this.retryMs * 2, RETRY_MAX_MS);
       return;
     }

@@ -3,6 +3,7 @@ import { answers, askNodes, firstError } from '../redis/node-fanout';
 import type { RedisArgs } from '../redis/redis-door';
 import type { InspectionKeys } from './inspection-keys';
 import type { InspectionTarget } from './inspection-target';
+import type { Runtime } from '../runtime/runtime';
 
 /** The engines zset lives this long after its last write (its entries are pruned by score). */
 export const ENGINES_TTL_MS = 24 * 3_600_000;
@@ -14,6 +15,8 @@ export interface RecordOwner {
   readonly target: InspectionTarget;
   readonly keys: InspectionKeys;
   readonly engineId: string;
+  /** Its wall clock scores the engines zset. */
+  readonly runtime: Runtime;
 }
 
 /** One write of an engine's record. */
@@ -27,7 +30,7 @@ export type RecordWrite =
  * expired, or Redis lost it: the caller sends a full one). Rejects when no node answered.
  */
 export async function writeRecord(
-  { target, keys, engineId }: RecordOwner,
+  { target, keys, engineId, runtime }: RecordOwner,
   write: RecordWrite,
   timeoutMs: number,
 ): Promise<number[]> {
@@ -36,7 +39,7 @@ export async function writeRecord(
   if (write.op === 'drop') {
     commands.push(['ZREM', keys.engines, engineId], ['DEL', record]);
   } else {
-    const now = Date.now();
+    const now = runtime.wallNow();
     if (write.op === 'full') commands.push(['DEL', record]);
     if (write.set.length > 0) commands.push(['HSET', record, ...write.set]);
     if (write.removed.length > 0) commands.push(['HDEL', record, ...write.removed]);

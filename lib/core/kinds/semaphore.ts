@@ -7,7 +7,7 @@ import type {
   RenewRequest,
   RenewResult,
 } from './lock-kind';
-import { ATTEMPT_MARGIN_MS } from '../time/with-deadline';
+import { ATTEMPT_MARGIN_MS } from '../runtime/with-deadline';
 import type { ScriptRunner } from '../redis/redis-gateway';
 import { defineScript } from '../redis/script-library';
 import {

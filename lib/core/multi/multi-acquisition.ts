@@ -1,13 +1,11 @@
 import type { AcquisitionContext } from '../waiting/acquisition-context';
-import { monotonicMs } from '../time/deadlines';
-import { randomId } from '../grant/owner-ids';
 import { GrantHandle } from '../grant/grant-handle';
 import { LockGrant } from '../grant/lock-grant';
 import { LockServiceClosedError } from '../errors';
 import { type LockKind } from '../kinds/lock-kind';
 import type { LockOptions } from '../options/lock-options';
 import { Waiter } from '../waiting/waiter';
-import { ATTEMPT_MARGIN_MS } from '../time/with-deadline';
+import { ATTEMPT_MARGIN_MS } from '../runtime/with-deadline';
 import type { MultiKeyLocker, MultiLockTarget } from './multi-key-locker';
 import { MultiGrantHandle } from './multi-lock-handle';
 
@@ -37,7 +35,7 @@ type Round =
  * holding part of a set, so no order of keys can deadlock.
  */
 export class MultiAcquisition {
-  private readonly ids = { owner: randomId(), holdId: randomId() };
+  private readonly ids: { readonly owner: string; readonly holdId: string };
   private readonly wait: Waiter;
   private readonly kindLabel: string;
   private busyKey?: string;
@@ -48,6 +46,7 @@ export class MultiAcquisition {
     private readonly req: MultiAcquisitionRequest,
   ) {
     this.kindLabel = req.kindLabel;
+    this.ids = { owner: ctx.runtime.randomId(), holdId: ctx.runtime.randomId() };
     this.wait = new Waiter(
       ctx,
       {
@@ -57,7 +56,7 @@ export class MultiAcquisition {
         kindLabel: this.kindLabel,
         owner: this.ids.owner,
       },
-      monotonicMs(),
+      ctx.runtime.now(),
     );
   }
 
@@ -103,7 +102,7 @@ export class MultiAcquisition {
    */
   private async round(groups: MultiLockTarget[][]): Promise<Round> {
     this.wait.attempts++;
-    const requestedAt = monotonicMs();
+    const requestedAt = this.ctx.runtime.now();
     const tokens: number[] = [];
     const taken: MultiLockTarget[] = [];
     const { kind, leaseMs, options } = this.req;

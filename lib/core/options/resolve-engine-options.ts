@@ -6,7 +6,7 @@ import {
   DEFAULT_ENGINE_OPTIONS,
   ReplicaAckOptions,
 } from './lock-options';
-import { leaseDriftMs } from '../time/lease-drift';
+import { leaseDriftMs } from '../runtime/lease-drift';
 import { snapshotOptions } from './validation';
 import { assertDuration } from './validation';
 import { describe } from '../errors/message-text';

@@ -1,5 +1,6 @@
 import { LockPermissionError, LockRedisError } from '../errors';
-import { deadlines, type Deadline } from '../time/deadlines';
+import type { Deadline } from '../runtime/deadlines';
+import type { Runtime } from '../runtime/runtime';
 import { printable, quoteKey } from '../errors/message-text';
 import { isFailoverError } from './failover-retry';
 import { doorForClient, isRedisClient, type RedisClient } from './redis-client';
@@ -37,7 +38,7 @@ interface Gate {
 /**
  * The door to one Redis (or Cluster): runs the library's Lua scripts, EVALSHA first and EVAL once on
  * NOSCRIPT (after SCRIPT FLUSH or a failover), behind one gate (work that must come first: the ACL
- * check, the Cluster's publish command), every call bounded by `commandTimeoutMs` on the process' one
+ * check, the Cluster's publish command), every call bounded by `commandTimeoutMs` on the runtime's one
  * deadline timer, every failure a LockRedisError that names the key and keeps the Redis error as
  * `cause`.
  */
@@ -60,6 +61,8 @@ export class RedisGateway implements ScriptRunner {
     /** The door, or a client the user passed (its family's door is made for it). */
     door: RedisDoor | RedisClient,
     private readonly commandTimeoutMs: number,
+    /** The engine's clocks and timers: every call's deadline is on its heap. */
+    readonly runtime: Runtime,
   ) {
     this.door = isRedisClient(door) ? doorForClient(door) : door;
     this.ridesOutFailover = this.door.ridesOutFailover;
@@ -100,20 +103,20 @@ export class RedisGateway implements ScriptRunner {
 
   /**
    * Asks the door for anything but a script (PING, INFO, WAIT, the registry's MULTI/EXEC), bounded
-   * by `timeoutMs` on the process' one deadline timer like a script: rejects with `timedOut()` when
+   * by `timeoutMs` on the runtime's one deadline timer like a script: rejects with `timedOut()` when
    * no answer came in time (a later answer or failure is dropped: the caller has moved on).
    */
   ask<T>(send: (door: RedisDoor) => Promise<T>, timeoutMs: number, timedOut: () => Error): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const deadline: Deadline = {
-        at: performance.now() + timeoutMs,
+        at: this.runtime.now() + timeoutMs,
         slot: -1,
         expire: () => reject(timedOut()),
       };
-      deadlines.schedule(deadline);
+      this.runtime.deadlines.schedule(deadline);
       const settle = (done: () => void) => {
         if (deadline.slot < 0) return; // timed out already
-        deadlines.remove(deadline);
+        this.runtime.deadlines.remove(deadline);
         done();
       };
       let answer: Promise<T>;
@@ -134,7 +137,7 @@ export class RedisGateway implements ScriptRunner {
    * LockRedisError that says why (a connection that gave up for good names its own reason).
    */
   async ping(timeoutMs: number, name = 'Redis'): Promise<number> {
-    const started = performance.now();
+    const started = this.runtime.now();
     try {
       await this.ask(
         (door) => door.command(['PING']),
@@ -151,7 +154,7 @@ export class RedisGateway implements ScriptRunner {
         err,
       );
     }
-    return Math.round((performance.now() - started) * 100) / 100;
+    return Math.round((this.runtime.now() - started) * 100) / 100;
   }
 
   /** @internal One script call on the wire (PendingScript): EVALSHA, EVAL after NOSCRIPT. */
@@ -254,7 +257,7 @@ export function toLockRedisError(err: unknown, operation: string, userKey?: stri
 const FAILOVER_RETRY_MS = 100;
 
 /**
- * One script call, from the gates to its answer: its deadline on the process' one timer, EVAL once
+ * One script call, from the gates to its answer: its deadline on the runtime's one timer, EVAL once
  * after NOSCRIPT, retries during a Cluster or Sentinel failover until the deadline (every script of
  * the library is safe to run twice: grants are keyed by owner and hold id, releases and renewals are
  * owner-checked and per hold), and a late reply handed to `onLateReply`. One object per call, so the
@@ -286,12 +289,12 @@ export class PendingScript<Reply> implements Deadline {
     private readonly reject: (err: unknown) => void,
   ) {
     ({ script: this.script, keys: this.keys, args: this.args, call: this.call, limit: this.limit } = sent);
-    this.at = performance.now() + sent.limit;
+    this.at = gateway.runtime.now() + sent.limit;
     this.readOnly = sent.call?.readOnly === true;
   }
 
   start(): void {
-    deadlines.schedule(this);
+    this.gateway.runtime.deadlines.schedule(this);
     this.send();
   }
 
@@ -333,7 +336,7 @@ export class PendingScript<Reply> implements Deadline {
       if (this.timedOut) this.call?.onLateReply?.(reply);
       return;
     }
-    deadlines.remove(this);
+    this.gateway.runtime.deadlines.remove(this);
     this.resolve(reply);
   }
 
@@ -344,9 +347,9 @@ export class PendingScript<Reply> implements Deadline {
       this.dispatch();
     } else if (this.gateway.ridesOutFailover && isFailoverError(err) && !this.timedOut) {
       // Retried only while the caller still waits for it.
-      setTimeout(() => {
+      this.gateway.runtime.setTimer(() => {
         if (!this.timedOut) this.send();
-      }, FAILOVER_RETRY_MS).unref();
+      }, FAILOVER_RETRY_MS);
     } else {
       this.failed(err);
     }
@@ -354,7 +357,7 @@ export class PendingScript<Reply> implements Deadline {
 
   private failed(err: unknown): void {
     if (this.slot < 0) return; // timed out already: the caller heard that
-    deadlines.remove(this);
+    this.gateway.runtime.deadlines.remove(this);
     this.reject(this.gateway.failure(err, this.script.name, this.call?.userKey));
   }
 }

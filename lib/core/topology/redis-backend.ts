@@ -18,6 +18,7 @@ import { RedisMultiLocker } from '../multi/redis-multi-locker';
 import type { MultiKeyLocker } from '../multi/multi-key-locker';
 import { WakeupHub } from '../waiting/wakeup-hub';
 import type { InspectionTarget } from '../inspection/inspection-target';
+import type { Runtime } from '../runtime/runtime';
 
 /** Locks on one Redis deployment: a standalone server, a Sentinel-managed master, or a Cluster. */
 export class RedisBackend implements LockBackend {
@@ -30,14 +31,16 @@ export class RedisBackend implements LockBackend {
   constructor(
     private readonly door: RedisDoor,
     options: ResolvedEngineOptions,
+    runtime: Runtime,
   ) {
-    this.gateway = new RedisGateway(door, options.commandTimeoutMs);
+    this.gateway = new RedisGateway(door, options.commandTimeoutMs, runtime);
     // The publish command first: the ACL check asks for the one the scripts will use.
     if (door.cluster) chooseClusterPublish(this.gateway, Math.ceil(options.commandTimeoutMs / 2));
     // The user's ACL is checked before the first script, so a missing command is a clear error
     // instead of a script that fails half-way (a key written without its TTL).
     this.gateway.beforeScripts(() => checkPermissions(this.gateway, options.keyPrefix), true);
     this.hub = new WakeupHub(
+      runtime,
       () => door.subscriber(),
       () => this.gateway.publishCommand === 'SPUBLISH',
       options.commandTimeoutMs,

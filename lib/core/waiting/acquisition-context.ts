@@ -1,10 +1,13 @@
 import type { LockEvents } from '../events/lock-events';
 import type { HeldLocks } from '../grant/held-locks';
+import type { Runtime } from '../runtime/runtime';
 import type { LocalWaitQueues } from './local-wait-queues';
 import type { WakeupChannels } from './wakeup-hub';
 
 /** What an acquisition needs from its engine. */
 export interface AcquisitionContext {
+  /** The engine's clocks, timers and random ids. */
+  readonly runtime: Runtime;
   readonly hub: WakeupChannels;
   readonly queues: LocalWaitQueues;
   readonly held: HeldLocks;

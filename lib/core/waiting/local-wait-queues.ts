@@ -1,4 +1,5 @@
 import type { LocalWaiters, Successor } from '../grant/held-locks';
+import type { Runtime } from '../runtime/runtime';
 
 /** A waiter that holds a place in a local queue and takes hand-offs (a Waiter). */
 export interface QueuedWaiter extends Successor {
@@ -17,6 +18,8 @@ export class LocalWaitQueues implements LocalWaiters {
   private readonly queues = new Map<string, KeyQueue>();
 
   constructor(
+    /** The engine's timers: a waiter's turn is bounded by one. */
+    readonly runtime: Runtime,
     /** Waiters one process may queue on one lock; callers beyond it are refused at once. */
     readonly maxWaitersPerKey = Infinity,
   ) {}
@@ -152,13 +155,14 @@ export class Ticket {
     if (signal?.aborted) return Promise.resolve(false);
     return new Promise<boolean>((resolve) => {
       const finish = (reached: boolean) => {
-        clearTimeout(timer);
+        timer.cancel();
         signal?.removeEventListener('abort', onAbort);
         this.onTurn = undefined;
         resolve(reached);
       };
       const onAbort = () => finish(false);
-      const timer = setTimeout(() => finish(false), ms);
+      // The caller awaits this turn: its timer keeps the process alive.
+      const timer = this.queues.runtime.setTimer(() => finish(false), ms, true);
       signal?.addEventListener('abort', onAbort, { once: true });
       this.onTurn = () => finish(true);
     });

@@ -4,8 +4,7 @@ import type { LockGrant } from '../grant/lock-grant';
 import type { LockKeyNames } from '../kinds/key-space';
 import type { LockKind } from '../kinds/lock-kind';
 import type { LockOptions } from '../options/lock-options';
-import { monotonicMs } from '../time/deadlines';
-import { withDeadline } from '../time/with-deadline';
+import { withDeadline } from '../runtime/with-deadline';
 import { linkSignals } from './abort';
 import type { AcquisitionContext } from './acquisition-context';
 import type { QueuedWaiter, Ticket } from './local-wait-queues';
@@ -87,7 +86,7 @@ export class Waiter implements QueuedWaiter {
   }
 
   remaining(): number {
-    return this.deadline - monotonicMs();
+    return this.deadline - this.ctx.runtime.now();
   }
 
   aborted(): boolean {
@@ -120,7 +119,7 @@ export class Waiter implements QueuedWaiter {
     this.wakeups = this.ctx.hub.joinSettled(channel);
     if (!this.wakeups) {
       const joining = this.ctx.hub.join(channel);
-      this.wakeups = await withDeadline(joining, Math.max(1, this.remaining()));
+      this.wakeups = await withDeadline(this.ctx.runtime, joining, Math.max(1, this.remaining()));
       if (!this.wakeups) {
         joining.then(
           (w) => w.leave(),
@@ -259,7 +258,7 @@ export class Waiter implements QueuedWaiter {
     ctx.events.safeEmit('notAcquired', {
       key,
       kind: call.kindLabel,
-      waitedMs: monotonicMs() - this.started,
+      waitedMs: this.ctx.runtime.now() - this.started,
       attempts: this.attempts,
       reason,
       tryOnly: call.tryOnly,
@@ -294,7 +293,7 @@ export class Waiter implements QueuedWaiter {
   timedOut(key: string, reasonFor: (waited: number) => string | undefined): null {
     this.reportFailure(key, 'timeout');
     if (this.call.tryOnly) return null;
-    const waited = monotonicMs() - this.started;
+    const waited = this.ctx.runtime.now() - this.started;
     const expected = this.ctx.retryAfter(key, this.retryAfterMs);
     throw new LockNotAcquiredError(key, waited, this.retryAfterMs, {
       reason: reasonFor(waited),
@@ -307,7 +306,7 @@ export class Waiter implements QueuedWaiter {
     const signal = this.call.options.signal;
     if (this.ctx.closing.aborted && !signal?.aborted) {
       this.reportFailure(key, 'closed');
-      throw new LockServiceClosedError('shutting down', key, monotonicMs() - this.started);
+      throw new LockServiceClosedError('shutting down', key, this.ctx.runtime.now() - this.started);
     }
     this.reportFailure(key, 'aborted');
     throw signal!.reason;

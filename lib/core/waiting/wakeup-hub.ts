@@ -3,7 +3,8 @@ import { IoredisSubscriber, type IoredisClient } from '../redis/adapters/ioredis
 import { answers, askNodes } from '../redis/node-fanout';
 import type { RedisClient } from '../redis/redis-client';
 import type { WakeupSubscriber } from '../redis/redis-door';
-import { withDeadline } from '../time/with-deadline';
+import type { Runtime } from '../runtime/runtime';
+import { withDeadline } from '../runtime/with-deadline';
 
 /** Where waiters hear that a lock was released (pub/sub on Redis, an in-process bus in tests). */
 export interface WakeupChannels {
@@ -48,6 +49,8 @@ export class WakeupHub {
   private readonly closing = new AbortController();
 
   constructor(
+    /** The engine's clocks and timers. */
+    private readonly runtime: Runtime,
     /** One subscriber connection, or one per node (RedLock: a release publishes on every node). */
     private readonly createSubscriber: () => SubscriberSource | SubscriberSource[],
     /** Whether to SSUBSCRIBE (sharded pub/sub on a Redis 7 Cluster); asked once per channel. */
@@ -91,7 +94,7 @@ export class WakeupHub {
 
   private member(channel: string, state: ChannelState): Wakeups {
     state.refs++;
-    const member = new Wakeups(() => this.leave(channel, member));
+    const member = new Wakeups(this.runtime, () => this.leave(channel, member));
     state.members.add(member);
     return member;
   }
@@ -113,7 +116,7 @@ export class WakeupHub {
     const entry = { listener, onRefused };
     this.patterns.set(channel, entry);
     const all = askNodes(this.connections(), (sub) => this.subscribeOn(sub, channel, false));
-    const ballot = await withDeadline(all, this.readyTimeoutMs, undefined, this.closing.signal);
+    const ballot = await withDeadline(this.runtime, all, this.readyTimeoutMs, undefined, this.closing.signal);
     const refused = ballot?.find((v) => v && !v.ok);
     if (refused && !refused.ok && answers(ballot!).length === 0) {
       // Asked again by the caller; a listen() that came after an unlisten() meanwhile keeps its own.
@@ -181,7 +184,7 @@ export class WakeupHub {
     const all = askNodes(this.connections(), (sub) => this.subscribeOn(sub, channel, sharded));
     // Without a subscription the waiter still wins through its backoff polling; a node that is
     // down (or frozen) must not hold the waiter here, so the wait for confirmations is bounded.
-    await withDeadline(all, this.readyTimeoutMs, undefined, this.closing.signal);
+    await withDeadline(this.runtime, all, this.readyTimeoutMs, undefined, this.closing.signal);
   }
 
   /**
@@ -254,7 +257,10 @@ export class Wakeups {
   /** The waiter's owner id, for directed wake-ups (`@<owner>`); set by kinds that use them. */
   owner?: string;
 
-  constructor(private readonly onLeave: () => void) {}
+  constructor(
+    private readonly runtime: Runtime,
+    private readonly onLeave: () => void,
+  ) {}
 
   /** Resolves at the next wake-up (or at once if one arrived since the last wait), after `ms`, or on abort. */
   wait(ms: number, signal?: AbortSignal): Promise<void> {
@@ -264,13 +270,14 @@ export class Wakeups {
     }
     return new Promise<void>((resolve) => {
       const done = () => {
-        clearTimeout(timer);
+        timer.cancel();
         signal?.removeEventListener('abort', done);
         this.resolveWait = undefined;
         this.pending = false;
         resolve();
       };
-      const timer = setTimeout(done, ms);
+      // The waiter awaits this sleep: its timer keeps the process alive.
+      const timer = this.runtime.setTimer(done, ms, true);
       signal?.addEventListener('abort', done, { once: true });
       this.resolveWait = done;
     });

@@ -4,6 +4,7 @@
 import { LockRedisError } from '../../core/public';
 import {
   doorForClient,
+  nodeRuntime,
   RedisGateway,
   scriptOf,
   toLockRedisError,
@@ -54,7 +55,7 @@ export class RedisFencedStore implements FenceLedger {
     this.fenceKey = options.fenceKey ?? ((key) => `${key}:fence`);
     this.timeoutMs = timeoutMs;
     // Commands only: the store adds no listener to the client (it has no close() to remove one).
-    this.gateway = new RedisGateway(doorForClient(redis, true), timeoutMs);
+    this.gateway = new RedisGateway(doorForClient(redis, true), timeoutMs, nodeRuntime);
   }
 
   /** SET `key` to `value` (with a PX expiry when `pxMs` is given) if the fence admits the write. */

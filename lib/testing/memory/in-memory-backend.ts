@@ -12,6 +12,7 @@ import { WakeupHub } from '../../core/waiting/wakeup-hub';
 import { MemoryScripts } from './memory-scripts';
 import { MemoryStore } from './memory-store';
 import { MemorySubscriber } from './memory-subscriber';
+import { nodeRuntime, type Runtime } from '../../core/runtime/runtime';
 
 /**
  * A LockBackend that keeps every lock in this process: the production lock kinds and multi-key
@@ -31,8 +32,10 @@ export class InMemoryLockBackend implements LockBackend {
     readonly options: ResolvedEngineOptions,
     /** The keyspace; pass another backend's store to act as a second replica on the same "Redis". */
     readonly store: MemoryStore = new MemoryStore(),
+    /** The engine's runtime (its clock bounds each script call; its turns deliver the replies). */
+    runtime: Runtime = nodeRuntime,
   ) {
-    const scripts = (this.scripts = new MemoryScripts(store, options.commandTimeoutMs));
+    const scripts = (this.scripts = new MemoryScripts(store, options.commandTimeoutMs, runtime));
     const fence = options.fenceTtlMs;
     const waiterTtl = waiterTtlMs(options.backoff.maxMs);
     this.multiKeys = new RedisMultiLocker(scripts, fence);
@@ -52,6 +55,7 @@ export class InMemoryLockBackend implements LockBackend {
       'the in-memory lock backend',
     );
     this.hub = new WakeupHub(
+      runtime,
       () => (this.subscriber = new MemorySubscriber(store)).asClient(),
       () => false,
       options.commandTimeoutMs,

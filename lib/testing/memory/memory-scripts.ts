@@ -3,6 +3,7 @@ import { quoteKey } from '../../core/errors/message-text';
 import { ScriptCall, ScriptRunner, toLockRedisError } from '../../core/redis/redis-gateway';
 import type { LuaScript, ScriptArg } from '../../core/redis/script-library';
 import type { MemoryStore } from './memory-store';
+import { nodeRuntime, type Runtime } from '../../core/runtime/runtime';
 import { fairAbandon } from './scripts/fair-abandon';
 import { fairAcquire } from './scripts/fair-acquire';
 import { holdersRenew } from './scripts/holders-renew';
@@ -61,6 +62,8 @@ export class MemoryScripts implements ScriptRunner {
   constructor(
     readonly store: MemoryStore,
     private readonly commandTimeoutMs: number,
+    /** The engine's runtime: a call's deadline is on its clock, a reply comes on its next turn. */
+    private readonly runtime: Runtime = nodeRuntime,
   ) {}
 
   async run<Args extends readonly ScriptArg[], Reply>(
@@ -70,8 +73,8 @@ export class MemoryScripts implements ScriptRunner {
     call?: ScriptCall<Reply>,
   ): Promise<Reply> {
     const limit = Math.max(1, Math.min(call?.timeoutMs ?? this.commandTimeoutMs, this.commandTimeoutMs));
-    const sent = performance.now();
-    const late = (): boolean => performance.now() - sent > limit;
+    const sent = this.runtime.now();
+    const late = (): boolean => this.runtime.now() - sent > limit;
     const port = PORTS[script.name];
     let reply: Reply;
     try {
@@ -99,7 +102,7 @@ export class MemoryScripts implements ScriptRunner {
   private async answer<T>(name: string, userKey: string | undefined, command: () => T): Promise<T> {
     const failure = this.store.failure;
     if (failure) {
-      await replyTurn();
+      await this.runtime.nextTurn();
       const key = userKey === undefined ? '' : ` for lock ${quoteKey(userKey)}`;
       throw new LockRedisError(
         `The in-memory lock backend failed ${name}${key} (failBackend): ${failure.message}`,
@@ -113,10 +116,10 @@ export class MemoryScripts implements ScriptRunner {
     } catch (err) {
       // A command that failed inside a script (WRONGTYPE, a bad argument): the script stops there,
       // what it wrote stays, as in Redis, and the caller gets the LockRedisError the gateway makes.
-      await replyTurn();
+      await this.runtime.nextTurn();
       throw toLockRedisError(err, name, userKey);
     }
-    await replyTurn();
+    await this.runtime.nextTurn();
     return reply;
   }
 
@@ -127,8 +130,4 @@ export class MemoryScripts implements ScriptRunner {
       userKey,
     );
   }
-}
-
-function replyTurn(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
 }

@@ -1,3 +1,4 @@
+import { nodeRuntime, type Runtime } from '../../core/runtime/runtime';
 /**
  * The "Redis" of the in-memory backend: strings, hashes and sorted sets with millisecond expiry, a
  * server clock, pub/sub and a switch that makes every command fail. Its commands are named after
@@ -6,7 +7,7 @@
  * so each script is atomic as in Redis; during a script the clock stands still (Redis 7 freezes the
  * time keys expire by for the length of a script).
  *
- * The clock is monotonic (performance.now() offset to the wall clock once), so leases follow the
+ * The clock is monotonic (the runtime's now() offset to its wall clock once), so leases follow the
  * same time base as the engine's timers and fencing tokens still look like server microseconds.
  */
 export type MemoryValue =
@@ -29,11 +30,19 @@ export const WRONGTYPE_MESSAGE = 'WRONGTYPE Operation against a key holding the 
 export class MemoryStore {
   private readonly entries = new Map<string, Entry>();
   private readonly listeners = new Set<(channel: string, message: string) => void>();
-  private readonly origin = Date.now() - performance.now();
+  /** Wall-clock offset of the runtime's monotonic clock, taken once. */
+  private readonly origin: number;
   /** The clock while a script runs (see atomically). */
   private frozenMs?: number;
   /** Set by failBackend(): every script and PING rejects with it until recoverBackend(). */
   failure?: Error;
+
+  constructor(
+    /** The server's clock: the engine's runtime, or a simulated server's own (test/sim/). */
+    private readonly clock: Pick<Runtime, 'now' | 'wallNow'> = nodeRuntime,
+  ) {
+    this.origin = clock.wallNow() - clock.now();
+  }
 
   /** Runs `script` with the clock stopped, as Redis runs one script. */
   atomically<T>(script: () => T): T {
@@ -47,7 +56,7 @@ export class MemoryStore {
 
   /** The server clock in ms (fractional), monotonic. */
   nowMs(): number {
-    return this.frozenMs ?? this.origin + performance.now();
+    return this.frozenMs ?? this.origin + this.clock.now();
   }
 
   /** TIME, in whole microseconds (the floor of fencing tokens). */

@@ -7,6 +7,7 @@
  */
 import { RedisGateway, type ScriptCall, type ScriptRunner } from '../../../lib/core/redis/redis-gateway';
 import type { LuaScript, ScriptArg } from '../../../lib/core/redis/script-library';
+import { nodeRuntime } from '../../../lib/core/runtime/runtime';
 import { MemoryScripts } from '../../../lib/testing/memory/memory-scripts';
 import { MemoryStore } from '../../../lib/testing/memory/memory-store';
 import { closeClient, redisClient } from '../../support/redis-assertions';
@@ -105,7 +106,7 @@ export async function redisSide(url: string, channels: string): Promise<SeamSide
   const client = redisClient(url);
   const admin = redisClient(url);
   const subscriber = redisClient(url);
-  const gateway = new RedisGateway(client, CONFORMANCE_SETTINGS.commandTimeoutMs);
+  const gateway = new RedisGateway(client, CONFORMANCE_SETTINGS.commandTimeoutMs, nodeRuntime);
   const published: [string, string][] = [];
   const flushChannel = 'conformance:flush';
   let flushes = 0;

@@ -1,5 +1,6 @@
 import type { LockRedisError } from '../../errors';
-import { withDeadline } from '../../time/with-deadline';
+import { nodeRuntime } from '../../runtime/runtime';
+import { withDeadline } from '../../runtime/with-deadline';
 import { clientPackageMissing, ifPeerMissing } from '../../errors/optional-peer';
 import type { RedisArgs, RedisDoor, ScriptSend, WakeupSubscriber } from '../redis-door';
 import type { LuaScript, ScriptArg } from '../script-library';
@@ -253,6 +254,7 @@ class GlideSubscriber implements WakeupSubscriber {
     const sub = this.client && (await this.client.catch(() => undefined));
     if (sub && lingering.length > 0) {
       await withDeadline(
+        nodeRuntime,
         Promise.allSettled([
           sub.unsubscribe(lingering, SUBSCRIBE_TIMEOUT_MS),
           ...(sub.sunsubscribe ? [sub.sunsubscribe(lingering, SUBSCRIBE_TIMEOUT_MS)] : []),

@@ -3,7 +3,8 @@ import calculateSlot from 'cluster-key-slot';
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import { LockRedisError } from '../../errors';
 import { printable } from '../../errors/message-text';
-import { withDeadline } from '../../time/with-deadline';
+import { nodeRuntime } from '../../runtime/runtime';
+import { withDeadline } from '../../runtime/with-deadline';
 import { clientPackageMissing, ifPeerMissing } from '../../errors/optional-peer';
 import type { ClientFamily, RedisArgs, RedisDoor, ScriptSend, WakeupSubscriber } from '../redis-door';
 import type { LuaScript, ScriptArg } from '../script-library';
@@ -364,6 +365,7 @@ export async function closeConnection(client: IoredisClient, graceMs = 1000): Pr
   if (client.status === 'end') return;
   if (client.status === 'ready') {
     await withDeadline(
+      nodeRuntime,
       client.quit().catch(() => undefined),
       graceMs,
     );

@@ -1,7 +1,7 @@
 import calculateSlot from 'cluster-key-slot';
-import { monotonicMs } from '../../time/deadlines';
+import { nodeRuntime } from '../../runtime/runtime';
 import { printable } from '../../errors/message-text';
-import { withDeadline } from '../../time/with-deadline';
+import { withDeadline } from '../../runtime/with-deadline';
 import { LockRedisError } from '../../errors';
 import { ClientListeners, type EventSource } from '../client-listeners';
 import type { RedisArgs, RedisDoor, ScriptSend, WakeupSubscriber } from '../redis-door';
@@ -224,8 +224,8 @@ export class NodeRedisDoor implements RedisDoor {
     if (!master?.client || master.connectPromise || master.client.isReady) return;
     const rediscover = cluster._slots?.rediscover;
     const live = cluster.masters.find((m) => m.client?.isReady)?.client;
-    if (!rediscover || !live || monotonicMs() - this.rediscoveredAt < REDISCOVER_INTERVAL_MS) return;
-    this.rediscoveredAt = monotonicMs();
+    if (!rediscover || !live || nodeRuntime.now() - this.rediscoveredAt < REDISCOVER_INTERVAL_MS) return;
+    this.rediscoveredAt = nodeRuntime.now();
     try {
       await rediscover.call(cluster._slots, live);
     } catch {
@@ -317,7 +317,7 @@ class NodeRedisSubscriber implements WakeupSubscriber {
       // error of a failed close otherwise).
       if (this.sending.size > 0) {
         // Bounded: with Redis away, node-redis queues the SUBSCRIBE until it is back.
-        await withDeadline(Promise.allSettled([...this.sending]), 1000);
+        await withDeadline(nodeRuntime, Promise.allSettled([...this.sending]), 1000);
       }
       if (this.connecting) await endConnection(this.sub, this.connecting);
       return;
@@ -329,6 +329,7 @@ class NodeRedisSubscriber implements WakeupSubscriber {
     // The user's connection stays open: only this library's listeners leave it (bounded: with Redis
     // away, node-redis queues the UNSUBSCRIBE until it is back).
     await withDeadline(
+      nodeRuntime,
       Promise.all(
         left.map(([channel, sharded]) => this.unsubscribe(channel, sharded).catch(() => undefined)),
       ),
@@ -356,13 +357,13 @@ async function endConnection(client: NodeRedisLike, connecting: Promise<unknown>
   // connections afterwards all the same, and nothing closes them (node-redis 5 and 6; a v5 Cluster
   // has no isReady to tell). A connect that can finish is given a moment to (Redis up: milliseconds;
   // one that finished long ago: none), then closed like any other.
-  await withDeadline(connecting, 1000).catch(() => undefined);
+  await withDeadline(nodeRuntime, connecting, 1000).catch(() => undefined);
   if (!client.isOpen) return;
   // Not ready (still connecting, or reconnecting): nothing to say goodbye to, destroyed below.
   if (client.isReady !== false) {
     const end = client.close ?? client.quit;
     try {
-      await withDeadline(Promise.resolve(end?.call(client)), 1000);
+      await withDeadline(nodeRuntime, Promise.resolve(end?.call(client)), 1000);
     } catch {
       // A server that died meanwhile does not answer QUIT: the socket is destroyed below either way.
     }

@@ -7,13 +7,13 @@ import { answers, askNodes, firstError } from '../../redis/node-fanout';
 import { watchConnection } from '../../redis/connection-watch';
 import type { ConnectionState } from '../../events/lock-event-map';
 import type { ResolvedEngineOptions } from '../../options/lock-options';
-import { openDoor } from '../../redis/redis-connection';
 import type { RedisDoor } from '../../redis/redis-door';
 import { RedisGateway } from '../../redis/redis-gateway';
 import { WakeupHub } from '../../waiting/wakeup-hub';
 import { RedlockKind } from './redlock-kind';
 import { quorumOf, type ResolvedRedlockOptions } from './redlock-options';
 import type { InspectionTarget } from '../../inspection/inspection-target';
+import type { LockEnvironment } from '../lock-environment';
 
 /**
  * Locks by RedLock over independent masters. Each node gets its own gateway whose command timeout
@@ -34,16 +34,17 @@ export class RedlockBackend implements LockBackend {
   readonly inspection: InspectionTarget;
   private readonly doors: RedisDoor[];
 
-  constructor(redlock: ResolvedRedlockOptions, options: ResolvedEngineOptions) {
+  constructor(redlock: ResolvedRedlockOptions, options: ResolvedEngineOptions, env: LockEnvironment) {
+    const { runtime } = env;
     this.doors = [];
     try {
-      redlock.nodes.forEach((node, i) => this.doors.push(openDoor(node, `redlock[${i}]`)));
+      redlock.nodes.forEach((node, i) => this.doors.push(env.openDoor(node, `redlock[${i}]`)));
     } catch (err) {
       // Owned connections are lazy: nothing is open yet, close() only drops them.
       for (const door of this.doors) door.close().catch(() => undefined);
       throw err;
     }
-    this.gateways = this.doors.map((door) => new RedisGateway(door, redlock.nodeTimeoutMs));
+    this.gateways = this.doors.map((door) => new RedisGateway(door, redlock.nodeTimeoutMs, runtime));
     const fence = options.fenceTtlMs;
     const jitter = redlock.retryJitterMs;
     const gateways = this.gateways;
@@ -54,17 +55,20 @@ export class RedlockBackend implements LockBackend {
           gateways,
           fence,
           jitter,
+          runtime,
         ),
         token: new RedlockKind(
           gateways.map((g) => new TokenLock(g, fence)),
           gateways,
           fence,
           jitter,
+          runtime,
         ),
       },
       'RedLock (the redlock option)',
     );
     this.hub = new WakeupHub(
+      runtime,
       () => this.doors.map((door) => door.subscriber()),
       () => false,
       redlock.nodeTimeoutMs,

@@ -1,6 +1,6 @@
 import { quoteKey } from '../../errors/message-text';
 import { LockRedisError, LockWrongTypeError } from '../../errors';
-import { monotonicMs } from '../../time/deadlines';
+import type { Runtime } from '../../runtime/runtime';
 import type { LockKindTag } from '../../kinds/key-space';
 import type {
   AttemptRequest,
@@ -15,7 +15,7 @@ import type { RedisGateway } from '../../redis/redis-gateway';
 import { defineScript } from '../../redis/script-library';
 import { askNodes, Ballot, countVotes, failedVotes, firstError } from '../../redis/node-fanout';
 import { quorumOf } from './redlock-options';
-import { leaseDriftMs } from '../../time/lease-drift';
+import { leaseDriftMs } from '../../runtime/lease-drift';
 
 const FENCE_FLOOR = defineScript<[token: string, fenceTtlMs: number], number>('fence-floor');
 
@@ -44,6 +44,8 @@ export class RedlockKind implements LockKind {
     private readonly gateways: readonly RedisGateway[],
     private readonly fenceTtlMs: number,
     private readonly retryJitterMs: number,
+    /** The engine's clocks and randomness: validity on its monotonic clock, jitter from its source. */
+    private readonly runtime: Runtime,
   ) {
     const first = nodes[0]!;
     this.tag = first.tag;
@@ -55,7 +57,7 @@ export class RedlockKind implements LockKind {
   async attempt(r: AttemptRequest): Promise<AttemptResult> {
     const n = this.nodes.length;
     const q = this.quorum;
-    const started = monotonicMs();
+    const started = this.runtime.now();
     // Nodes keep the lock `drift` longer than asked. The engine counts the lease from before the
     // request, so its view ends at start + lease = start + nodeTtl − drift: the RedLock validity.
     const nodeRequest: AttemptRequest = { ...r, leaseMs: r.leaseMs + leaseDriftMs(r.leaseMs) };
@@ -76,7 +78,7 @@ export class RedlockKind implements LockKind {
         ...ballot.flatMap((v) => (v?.ok && isGranted(v.value) ? [v.value.fencingToken] : [])),
       );
       const fenceProblem = r.reenter ? undefined : await this.raiseFences(r, token);
-      if (fenceProblem === undefined && monotonicMs() - started < r.leaseMs) {
+      if (fenceProblem === undefined && this.runtime.now() - started < r.leaseMs) {
         return { status: 'granted', fencingToken: token, reentered: r.reenter };
       }
       await this.releaseEverywhere(r, ballot);
@@ -107,7 +109,9 @@ export class RedlockKind implements LockKind {
     );
     if (busy >= q) return { status: 'busy', retryAfterMs }; // plainly held by someone else
     // A split vote (racing clients each got some nodes): desynchronise before the next try.
-    await sleep(Math.random() * this.retryJitterMs);
+    await new Promise<void>((resolve) =>
+      this.runtime.setTimer(resolve, this.runtime.random() * this.retryJitterMs, true),
+    );
     return {
       status: 'busy',
       retryAfterMs: Number.isFinite(retryAfterMs) ? retryAfterMs : -1,
@@ -233,8 +237,4 @@ export class RedlockKind implements LockKind {
       return Promise.resolve('not-held' as const);
     });
   }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

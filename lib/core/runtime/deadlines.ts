@@ -1,14 +1,9 @@
-/** Monotonic milliseconds: lease, wait and deadline arithmetic never follows wall-clock jumps. */
-export function monotonicMs(): number {
-  return performance.now();
-}
-
 /**
  * Something that must happen at a monotonic time unless it is removed first: a command's timeout,
  * a fixed lease's local end, `maxHoldMs`, a watchdog lease that no renewal came back for.
  */
 export interface Deadline {
-  /** Monotonic ms (performance.now()) at which `expire` runs. */
+  /** Monotonic ms (the runtime's now()) at which `expire` runs. */
   at: number;
   /** @internal Position in the heap; -1 when not scheduled. */
   slot: number;
@@ -17,9 +12,15 @@ export interface Deadline {
   expire(): void;
 }
 
+/** The one timer a Deadlines heap arms: cancelled, or made to hold the process open. */
+export interface HeapTimer {
+  cancel(): void;
+  keepAlive(on: boolean): void;
+}
+
 /**
- * The one earliest-deadline timer of the process: every deadline of every engine on ONE unref'd
- * timer, armed for the earliest, instead of a timer per command and per lease. Deadlines live in a
+ * The one earliest-deadline timer of a runtime (in production, of the process): every deadline of
+ * every engine on ONE unref'd timer, armed for the earliest, instead of a timer per command and per lease. Deadlines live in a
  * binary min-heap indexed by `slot`, so adding, moving and removing one cost O(log n) however many
  * locks are held or commands in flight. Most deadlines are removed long before they are due (a
  * command answered in well under a millisecond, a lease released early): that costs no timer call.
@@ -29,11 +30,18 @@ export interface Deadline {
  */
 export class Deadlines {
   private readonly heap: Deadline[] = [];
-  private timer?: NodeJS.Timeout;
+  private timer?: HeapTimer;
   /** When the armed timer fires; Infinity when none is armed. */
   private timerAt = Infinity;
   /** Scheduled deadlines that keep the process alive: the timer is ref'd while there are any. */
   private keepingAlive = 0;
+
+  constructor(
+    /** The runtime's monotonic clock. */
+    private readonly now: () => number,
+    /** Arms the heap's timer: `fire` runs after `ms`; unref'd until keepAlive(true). */
+    private readonly armTimer: (fire: () => void, ms: number) => HeapTimer,
+  ) {}
 
   /** Schedules `d` at `d.at` (or moves it there when already scheduled). */
   schedule(d: Deadline): void {
@@ -44,7 +52,7 @@ export class Deadlines {
       d.slot = this.heap.length;
       this.heap.push(d);
       this.siftUp(d.slot);
-      if (d.keepsAlive && this.keepingAlive++ === 0) this.timer?.ref();
+      if (d.keepsAlive && this.keepingAlive++ === 0) this.timer?.keepAlive(true);
     }
     if (d.at < this.timerAt) this.arm(d.at);
   }
@@ -54,7 +62,7 @@ export class Deadlines {
     const i = d.slot;
     if (i < 0) return;
     d.slot = -1;
-    if (d.keepsAlive && --this.keepingAlive === 0) this.timer?.unref();
+    if (d.keepsAlive && --this.keepingAlive === 0) this.timer?.keepAlive(false);
     const last = this.heap.pop()!;
     if (last !== d) {
       this.heap[i] = last;
@@ -72,16 +80,16 @@ export class Deadlines {
   }
 
   private arm(at: number): void {
-    clearTimeout(this.timer);
+    this.timer?.cancel();
     this.timerAt = at;
-    this.timer = setTimeout(() => this.fire(), Math.max(0, at - performance.now()));
-    if (this.keepingAlive === 0) this.timer.unref();
+    this.timer = this.armTimer(() => this.fire(), Math.max(0, at - this.now()));
+    if (this.keepingAlive > 0) this.timer.keepAlive(true);
   }
 
   private fire(): void {
     this.timer = undefined;
     this.timerAt = Infinity;
-    const now = performance.now();
+    const now = this.now();
     for (let top = this.heap[0]; top && top.at <= now; top = this.heap[0]) {
       this.remove(top);
       top.expire();
@@ -124,6 +132,3 @@ export class Deadlines {
     d.slot = i;
   }
 }
-
-/** The process' deadline timer, shared by every engine (see Deadlines). */
-export const deadlines = new Deadlines();

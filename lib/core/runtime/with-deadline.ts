@@ -1,4 +1,5 @@
-import { deadlines, type Deadline, monotonicMs } from './deadlines';
+import type { Deadline } from './deadlines';
+import type { Runtime } from './runtime';
 
 /**
  * Settles with `work`, or when `ms` pass first: rejects with `onTimeout()` (an Error) or, when
@@ -7,15 +8,22 @@ import { deadlines, type Deadline, monotonicMs } from './deadlines';
  * always removed when the wait settles, and it keeps the process alive meanwhile; a late failure of
  * `work` after the deadline is swallowed (the caller has already moved on).
  */
-export function withDeadline<T>(work: Promise<T>, ms: number, onTimeout: () => Error): Promise<T>;
-export function withDeadline<T>(work: Promise<T>, ms: number): Promise<T | undefined>;
 export function withDeadline<T>(
+  runtime: Runtime,
+  work: Promise<T>,
+  ms: number,
+  onTimeout: () => Error,
+): Promise<T>;
+export function withDeadline<T>(runtime: Runtime, work: Promise<T>, ms: number): Promise<T | undefined>;
+export function withDeadline<T>(
+  runtime: Runtime,
   work: Promise<T>,
   ms: number,
   onTimeout: (() => Error) | undefined,
   signal: AbortSignal,
 ): Promise<T | undefined>;
 export function withDeadline<T>(
+  runtime: Runtime,
   work: Promise<T>,
   ms: number,
   onTimeout?: () => Error,
@@ -25,12 +33,12 @@ export function withDeadline<T>(
   let stop: (() => void) | undefined;
   const deadline = new Promise<undefined>((resolve, reject) => {
     due = {
-      at: monotonicMs() + ms,
+      at: runtime.now() + ms,
       slot: -1,
       keepsAlive: true,
       expire: () => (onTimeout ? reject(onTimeout()) : resolve(undefined)),
     };
-    deadlines.schedule(due);
+    runtime.deadlines.schedule(due);
     if (signal) {
       stop = () => resolve(undefined);
       if (signal.aborted) stop();
@@ -39,7 +47,7 @@ export function withDeadline<T>(
   });
   work.catch(() => undefined);
   return Promise.race([work, deadline]).finally(() => {
-    deadlines.remove(due!);
+    runtime.deadlines.remove(due!);
     if (stop) signal?.removeEventListener('abort', stop);
   });
 }

@@ -1,0 +1,74 @@
+import { Deadlines } from './deadlines';
+import { PooledRandomIds } from './random-ids';
+
+/** A timer of a Runtime: cancel() stops it (a no-op once it ran, for a one-shot timer). */
+export interface RuntimeTimer {
+  cancel(): void;
+}
+
+/**
+ * The engine's view of the world outside it: its clocks, its timers and its randomness, one object
+ * per engine, handed down the floors like any other dependency. Nothing in lib/core reads
+ * performance.now(), Date.now(), Math.random() or starts a timer except through one of these, so a
+ * simulator that gives each engine a Runtime of its own (virtual time, a drifting clock, a seeded
+ * random source) runs the real code unchanged (test/sim/). The production one is `nodeRuntime`.
+ */
+export interface Runtime {
+  /** Monotonic milliseconds: lease, wait and deadline arithmetic never follows wall-clock jumps. */
+  now(): number;
+  /** Wall-clock epoch milliseconds: only for what people read (registry records, audit entries). */
+  wallNow(): number;
+  /**
+   * Runs `fn` once after `ms`. A timer that `keepsAlive` holds the process open until it runs or is
+   * cancelled (a caller is waiting on it); the others do not (a held lock alone never does).
+   */
+  setTimer(fn: () => void, ms: number, keepsAlive?: boolean): RuntimeTimer;
+  /** Runs `fn` every `ms` until cancelled; never keeps the process alive. */
+  setRepeating(fn: () => void, ms: number): RuntimeTimer;
+  /** Resolves on the next turn of the event loop, after the I/O and microtasks already queued. */
+  nextTurn(): Promise<void>;
+  /** An unguessable id: 20 random bytes (160 bits), base64url. Owner tokens and hold ids. */
+  randomId(): string;
+  /** A number in [0, 1): retry jitter. Not for anything that must be unguessable. */
+  random(): number;
+  /** The earliest-deadline heap on this runtime's clock and timers (see Deadlines). */
+  readonly deadlines: Deadlines;
+}
+
+class NodeTimer implements RuntimeTimer {
+  constructor(private readonly timer: NodeJS.Timeout) {}
+
+  cancel(): void {
+    clearTimeout(this.timer);
+  }
+}
+
+const ids = new PooledRandomIds();
+
+/** The production runtime: performance.now(), Node's timers, the CSPRNG. One per process. */
+export const nodeRuntime: Runtime = {
+  now: () => performance.now(),
+  wallNow: () => Date.now(),
+  setTimer(fn, ms, keepsAlive = false) {
+    const timer = setTimeout(fn, ms);
+    if (!keepsAlive) timer.unref();
+    return new NodeTimer(timer);
+  },
+  setRepeating(fn, ms) {
+    return new NodeTimer(setInterval(fn, ms).unref());
+  },
+  nextTurn: () => new Promise<void>((resolve) => setImmediate(resolve)),
+  randomId: () => ids.next(),
+  random: () => Math.random(),
+  // Every engine of the process shares the one timer of this heap.
+  deadlines: new Deadlines(
+    () => performance.now(),
+    (fire, ms) => {
+      const timer = setTimeout(fire, ms).unref();
+      return {
+        cancel: () => clearTimeout(timer),
+        keepAlive: (on) => void (on ? timer.ref() : timer.unref()),
+      };
+    },
+  ),
+};
