@@ -20,6 +20,7 @@ export type {
 } from './nest/interfaces/distributed-lock-options.interface';
 export type { DistributedLockHealth } from './nest/interfaces/distributed-lock-health.interface';
 export type { DistributedLockTelemetrySetting } from './nest/telemetry.provider';
+export { provideLockTelemetry } from './nest/telemetry.provider';
 export { DistributedLockService } from './nest/distributed-lock.service';
 export { DistributedLock } from './nest/decorators';
 export { DistributedLockInterceptor } from './nest/distributed-lock.interceptor';

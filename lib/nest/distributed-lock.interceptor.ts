@@ -5,7 +5,6 @@ import {
   HttpException,
   Inject,
   Injectable,
-  Logger,
   NestInterceptor,
   Optional,
   ServiceUnavailableException,
@@ -17,14 +16,12 @@ import { DISTRIBUTED_LOCK_SETTINGS } from './distributed-lock.module-definition'
 import { LockedException } from './locked.exception';
 import { DEFAULT_BUSY_STATUS, DistributedLockSettings } from './module-options';
 import { retryAfterSeconds } from './retry-after';
-import { escapeForLog } from './log-escape';
+import { LockAnswerLog } from './transports/lock-answer-log';
 import { lockErrorCode } from './transports/lock-error-answer';
 
 // Set on the request by the outermost instance, so one translation happens per request even when
 // the module's global interceptor and a user's own (sub)class are both registered.
 const TRANSLATED = Symbol.for('nestjs-distributed-lock:translated');
-/** A 503's cause is logged at most this often (a Redis outage must not flood the log). */
-const UNAVAILABLE_LOG_EVERY_MS = 10_000;
 
 type HttpSettings = Pick<DistributedLockSettings, 'busyStatus' | 'retryAfter' | 'httpErrors'>;
 const DEFAULT_SETTINGS: HttpSettings = {
@@ -44,8 +41,8 @@ const DEFAULT_SETTINGS: HttpSettings = {
  */
 @Injectable()
 export class DistributedLockInterceptor implements NestInterceptor {
-  private readonly logger = new Logger('DistributedLock');
-  private lastUnavailableLog = -Infinity;
+  /** Where busy and unavailable answers are logged (rate-limited; lock-answer-log.ts). */
+  protected readonly answerLog = new LockAnswerLog();
 
   constructor(
     @Optional()
@@ -69,10 +66,16 @@ export class DistributedLockInterceptor implements NestInterceptor {
   /** Maps one error (classified once, by lockErrorCode); anything that is not a lock error is returned unchanged. */
   protected translate(context: ExecutionContext, error: unknown): unknown {
     switch (lockErrorCode(error)) {
-      case 'LOCKED':
-        return this.createLockedException(context, error as LockNotAcquiredError);
-      case 'SERVICE_UNAVAILABLE':
-        return this.createUnavailableException(context, error as LockError);
+      case 'LOCKED': {
+        const answer = this.createLockedException(context, error as LockNotAcquiredError);
+        this.answerLog.answered('http', 'LOCKED', error, String(answer.getStatus()));
+        return answer;
+      }
+      case 'SERVICE_UNAVAILABLE': {
+        const answer = this.createUnavailableException(context, error as LockError);
+        this.answerLog.answered('http', 'SERVICE_UNAVAILABLE', error, String(answer.getStatus()));
+        return answer;
+      }
       case 'BAD_USER_INPUT':
         // `description` keeps Nest's usual `error: 'Bad Request'` in the body, which `cause` alone drops.
         return new BadRequestException((error as Error).message, {
@@ -95,14 +98,8 @@ export class DistributedLockInterceptor implements NestInterceptor {
     });
   }
 
-  /** The answer to "Redis unreachable or failing" (or the service shutting down): 503, its cause logged. */
+  /** The answer to "Redis unreachable or failing" (or the service shutting down): 503. */
   protected createUnavailableException(_context: ExecutionContext, error: LockError): HttpException {
-    const now = performance.now();
-    if (now - this.lastUnavailableLog >= UNAVAILABLE_LOG_EVERY_MS) {
-      this.lastUnavailableLog = now;
-      // Escaped: a key in the message (user data) cannot forge log lines.
-      this.logger.warn(`Answering 503: ${escapeForLog(error.message)}`);
-    }
     // `description` keeps Nest's usual `error` field in the body, as for the 400 and the 423.
     return new ServiceUnavailableException(LOCK_UNAVAILABLE_MESSAGE, {
       cause: error,

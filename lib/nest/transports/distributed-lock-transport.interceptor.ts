@@ -57,7 +57,7 @@ export class DistributedLockTransportInterceptor implements NestInterceptor {
       catchError((error: unknown) => {
         const answer = this.answerFor(context, error);
         if (!answer) return throwError(() => error);
-        this.answerLog.answered(type, answer, error);
+        this.answerLog.answered(type, answer.code, error);
         const mapped = this.translate(type as LockTransport, context, answer, error);
         return type === 'graphql' ? of(mapped) : throwError(() => mapped);
       }),
