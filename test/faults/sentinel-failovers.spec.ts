@@ -11,8 +11,10 @@
  * (lib/core/redis/adapters/ioredis-door.ts, reopenAfterSentinelGaveUp): that process' every acquire then
  * failed with "Redis did not answer mutex-acquire within 1000 ms" until the run ended. Asserted:
  *
- *   (a) liveness: after each promotion every process is granted a lock within GRANT_WITHIN_MS (a bound
- *       for a loaded 2-core machine, not a speed claim: the broken client never recovered at all);
+ *   (a) liveness: after each promotion some process is granted a lock within ANY_GRANT_WITHIN_MS, and
+ *       every process within EACH_GRANTED_WITHIN_MS (bounds for a loaded 2-core machine, not speed
+ *       claims: the broken client never recovered at all; the second is longer because a process can
+ *       lose the race for both keys a few times in a row, to the per-process cohorts of others);
  *   (b) mutual exclusion throughout: two holders of a key overlap only across a kill (a grant on the
  *       killed primary that the promoted replica never got: the loss docs/GUARANTEES.md names);
  *   (c) tokens strictly increase per key in grant order, across both failovers;
@@ -56,8 +58,9 @@ const BETWEEN_KILLS_MS = 14_000;
 const RESTART_AFTER_PROMOTION_MS = 500;
 /** The run goes on this long after the second restart. */
 const AFTER_LAST_RESTART_MS = 10_000;
-/** Liveness: each process is granted a lock this soon after each promotion. */
-const GRANT_WITHIN_MS = 6_000;
+/** Liveness: some process is granted a lock this soon after each promotion, and every process this soon. */
+const ANY_GRANT_WITHIN_MS = 6_000;
+const EACH_GRANTED_WITHIN_MS = 9_000;
 
 interface Failover {
   killedAt: number;
@@ -152,7 +155,12 @@ describe('issue 43: back-to-back Sentinel failovers, the old primary back empty 
       for (const w of workers) w.send({ type: 'go' });
       await sleep(BEFORE_KILL_MS);
       failovers.push(await failOver(servers));
-      await sleep(Math.max(0, failovers[0]!.killedAt + BETWEEN_KILLS_MS - historyEpochMs()));
+      // (A slow promotion moves the second kill so that (a) can be checked in full.)
+      const secondKillAt = Math.max(
+        failovers[0]!.killedAt + BETWEEN_KILLS_MS,
+        failovers[0]!.promotedAt + EACH_GRANTED_WITHIN_MS,
+      );
+      await sleep(Math.max(0, secondKillAt - historyEpochMs()));
       failovers.push(await failOver(servers));
       await sleep(AFTER_LAST_RESTART_MS);
       endedAt = historyEpochMs();
@@ -180,12 +188,19 @@ describe('issue 43: back-to-back Sentinel failovers, the old primary back empty 
     });
     const late = firstGrantMs.flatMap((perProcess, i) =>
       Object.entries(perProcess)
-        .filter(([, ms]) => ms === null || ms > GRANT_WITHIN_MS)
+        .filter(([, ms]) => ms === null || ms > EACH_GRANTED_WITHIN_MS)
         .map(
           ([p, ms]) =>
             `failover ${i + 1}: ${p} ${ms === null ? 'never granted' : `first granted after ${ms} ms`}`,
         ),
     );
+
+    const noneSoon = firstGrantMs.flatMap((perProcess, i) => {
+      const first = Math.min(...Object.values(perProcess).map((ms) => ms ?? Number.POSITIVE_INFINITY));
+      return first <= ANY_GRANT_WITHIN_MS
+        ? []
+        : [`failover ${i + 1}: first grant of any process after ${first} ms`];
+    });
 
     // (b) Each hold, from its grant to its release or loss signal, against the later grants of its key.
     const ends = new Map<string, number>();
@@ -229,7 +244,8 @@ describe('issue 43: back-to-back Sentinel failovers, the old primary back empty 
 
     const measured = {
       title: `${PROCESSES.length} processes x ${CALLERS.length} callers on ${KEYS.length} keys, Sentinel primary killed (-9) twice, back empty 0.5 s after each promotion`,
-      grantWithinMs: GRANT_WITHIN_MS,
+      anyGrantWithinMs: ANY_GRANT_WITHIN_MS,
+      eachGrantedWithinMs: EACH_GRANTED_WITHIN_MS,
       failovers: failovers.map((f, i) => ({
         killedAtMs: since(f.killedAt),
         promotedAfterKillMs: round1(f.promotedAt - f.killedAt),
@@ -249,12 +265,13 @@ describe('issue 43: back-to-back Sentinel failovers, the old primary back empty 
     };
     figures.record('43-sentinel-back-to-back-failovers', measured);
     console.log(
-      `sentinel failovers (times from the first kill, ms): ${JSON.stringify({ ...measured, late, acrossKill }, null, 2)}`,
+      `sentinel failovers (times from the first kill, ms): ${JSON.stringify({ ...measured, noneSoon, late, acrossKill }, null, 2)}`,
     );
 
     expect(unhandled).toEqual([]);
     expect(otherErrors).toEqual([]);
     // (a)
+    expect(noneSoon).toEqual([]);
     expect(late).toEqual([]);
     // (b)
     expect(overlaps).toEqual([]);

@@ -270,16 +270,25 @@ const closedByUs = new WeakSet<object>();
  * "Connection is closed." and the client goes to `end`: no reconnect ever again, every command fails
  * at once (SentinelConnector.connect / Redis._connect). Seen in back-to-back failovers (issue 43):
  * an engine's every call failed until the process restarted. On a Sentinel connection the library
- * opened, an `end` it did not ask for (close, a fatal error) connects again.
+ * opened, an `end` right after that error connects again, unless the library ended it (close, a fatal
+ * error). Any other end is left alone: a `sentinelRetryStrategy` that gave up meant it.
  */
 function reopenAfterSentinelGaveUp(client: Redis): void {
   if (!client.options.sentinels?.length) return;
+  // ioredis emits the connect's error just before `end`, and never while we disconnect on purpose.
+  let lastError: string | undefined;
+  client.on('error', (error: Error) => (lastError = error.message));
+  client.on('ready', () => (lastError = undefined));
   client.on('end', () => {
-    if (closedByUs.has(client) || fatalErrors.has(client)) return;
-    // A failed connect ends in `end` again, which comes back here; callers hear of it from their commands.
+    if (lastError !== CONNECTION_CLOSED || closedByUs.has(client) || fatalErrors.has(client)) return;
+    lastError = undefined;
+    // A connect that fails the same way ends up here again; callers hear of it from their commands.
     client.connect().catch(() => undefined);
   });
 }
+
+/** ioredis' words when a connect is cut short (its CONNECTION_CLOSED_ERROR_MSG). */
+const CONNECTION_CLOSED = 'Connection is closed.';
 
 /**
  * Retrying cannot fix credentials or a certificate: ioredis would reconnect and authenticate again
