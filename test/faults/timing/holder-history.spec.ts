@@ -24,6 +24,14 @@ import { round1, summarize } from '../../support/clock';
 import { expectCleanRedis, WORKER_ENGINE_OPTIONS } from '../../support/fault-engine';
 import { useFaultEnv } from '../../support/fault-env';
 import { faultFigures } from '../../support/fault-figures';
+import {
+  collectHistories,
+  eventsOf,
+  fenceViolations as fenceViolationsOf,
+  stopHistoryWorker,
+  tokenRegressions as tokenRegressionsOf,
+  type Recorded,
+} from '../../support/history-checks';
 import { spawnWorker, workerPath, type WorkerProcess } from '../../support/spawn-worker';
 import { sleep } from '../../support/wait';
 import { historyEpochMs } from '../../support/workers/history-clock';
@@ -61,8 +69,6 @@ const LOST_REASONS: Record<Exclude<LockLostReason, 'reset'>, true> & { reset: tr
   'force-released': true,
   reset: true,
 };
-
-type Recorded<T extends HistoryEvent['type']> = Extract<HistoryEvent, { type: T }> & { process: string };
 
 /** One grant and what became of it. */
 interface Grant {
@@ -139,18 +145,10 @@ async function killMoment(workers: WorkerProcess<HistoryMessage>[], withinMs: nu
   }
 }
 
-async function stopWorker(worker: WorkerProcess<HistoryMessage>): Promise<void> {
-  if (worker.running) {
-    worker.send({ type: 'close' });
-    await worker.waitForMessage((m) => m.type === 'closed', 10_000).catch(() => undefined);
-  }
-  await worker.stop(2_000);
-}
-
 describe('issue 39: every holder told, through a Redis restart without persistence', () => {
   it('tells each holder before (or within 100 ms of) the next grant of its key to another process', async () => {
     const workers = PROCESSES.map(spawnHistoryWorker);
-    let events: (HistoryEvent & { process: string })[] = [];
+    let events: Recorded[] = [];
     let killedAt = 0;
     let restartedAt = 0;
     let moment = '';
@@ -168,20 +166,13 @@ describe('issue 39: every holder told, through a Redis restart without persisten
       restartedAt = historyEpochMs();
       await sleep(AFTER_RESTART_MS);
 
-      for (const w of workers) w.send({ type: 'stop' });
-      const histories = await Promise.all(
-        workers.map((w) =>
-          w.waitForMessage<Extract<HistoryMessage, { type: 'history' }>>((m) => m.type === 'history', 20_000),
-        ),
-      );
-      events = histories.flatMap((h) => h.events.map((e) => ({ ...e, process: h.process })));
+      events = await collectHistories(workers);
     } finally {
-      await Promise.all(workers.map(stopWorker));
+      await Promise.all(workers.map(stopHistoryWorker));
     }
     const unhandled = workers.flatMap((w) => w.messages.filter((m) => m.type === 'unhandled'));
     const since = (at: number): number => round1(at - killedAt);
-    const of = <T extends HistoryEvent['type']>(type: T): Recorded<T>[] =>
-      events.filter((e): e is Recorded<T> => e.type === type);
+    const of = <T extends HistoryEvent['type']>(type: T): Recorded<T>[] => eventsOf(events, type);
 
     // The grants, each with its loss signal and release.
     const grants = new Map<string, Grant>();
@@ -261,37 +252,20 @@ describe('issue 39: every holder told, through a Redis restart without persisten
     }
 
     // (b) Tokens per key in the order of the grants.
-    const tokenRegressions: string[] = [];
-    for (const [key, list] of byKey) {
-      for (let i = 1; i < list.length; i++) {
-        const [prev, cur] = [list[i - 1]!, list[i]!];
-        if (cur.token <= prev.token)
-          tokenRegressions.push(
-            `${key}: ${cur.holder} #${cur.token} at ${since(cur.at)} after ${prev.holder} #${prev.token} at ${since(prev.at)}`,
-          );
-      }
-    }
+    const tokenRegressions = tokenRegressionsOf(
+      [...byKey.values()].flat(),
+      (g) => `${g.holder} #${g.token} at ${since(g.at)}`,
+    );
 
     // (c) The fenced writes: refusals only of stale tokens, acceptances in token order, and the
     // oracle's own counts equal to the history's.
     const writes = of('write');
-    const fenceViolations: string[] = [];
+    const fenceViolations = fenceViolationsOf(writes);
     const resources = [...new Set(writes.map((w) => w.resource))].sort();
     const oracleVsHistory: Record<string, { oracle: unknown; history: unknown }> = {};
     for (const resource of resources) {
       const mine = writes.filter((w) => w.resource === resource);
       const accepted = mine.filter((w) => w.accepted);
-      const acceptedTokens = new Set(accepted.map((w) => w.token));
-      for (const w of mine.filter((x) => !x.accepted)) {
-        if (!(w.last > w.token && acceptedTokens.has(w.last)))
-          fenceViolations.push(`${resource}: #${w.token} refused, the oracle's last being #${w.last}`);
-      }
-      for (const a of accepted) {
-        for (const b of accepted) {
-          if (a.doneAt < b.at && b.token <= a.token)
-            fenceViolations.push(`${resource}: #${b.token} accepted after #${a.token} was`);
-        }
-      }
       const state = await env.store.state(resource);
       oracleVsHistory[resource] = {
         oracle: { accepted: state.accepted, rejected: state.rejected, token: state.token },

@@ -7,7 +7,8 @@
  * (history-protocol.ts).
  *
  * Env: REDIS_URL (the locks); ORACLE_URL (the fencing oracle, on a Redis of its own); ENGINE_OPTIONS
- * (JSON, merged into createLockEngine's options); PROCESS (this process' name in the history); KEYS
+ * (JSON, merged into createLockEngine's options: `redis` too, for a Sentinel); WAIT_MS (optional, each
+ * acquire's waitMs); PROCESS (this process' name in the history); KEYS
  * (comma-separated lock keys); CALLERS (JSON HistoryCaller[]: one caller each); HOLDS (JSON: holds are
  * `longMs` [min, max] with probability `longShare`, else `shortMs` [min, max]).
  *
@@ -33,8 +34,11 @@ process.on('unhandledRejection', (reason) => {
 
 /** A caller retries this soon after a failed acquire (Redis down). */
 const RETRY_AFTER_MS = 20;
-/** Longer than the whole run: a caller waits for a busy lock until it gets it or Redis fails. */
-const WAIT_MS = 60_000;
+/**
+ * By default longer than the whole run: a caller waits for a busy lock until it gets it or Redis fails.
+ * WAIT_MS (env) sets another.
+ */
+const WAIT_MS = Number(process.env.WAIT_MS ?? 60_000);
 
 interface Holds {
   shortMs: [number, number];

@@ -255,10 +255,41 @@ export function openIoredis(option: string | RedisOptions): IoredisDoor {
   // listener ioredis would also print every reconnect error of a client we own to the console.
   client.on('error', () => undefined);
   stopOnFatalErrors(client);
+  reopenAfterSentinelGaveUp(client);
   return new IoredisDoor(client, true);
 }
 
 const fatalErrors = new WeakMap<object, LockRedisError>();
+/** Connections this library is closing (closeConnection): their `end` is no outage. */
+const closedByUs = new WeakSet<object>();
+
+/**
+ * ioredis (6.0, and iovalkey 0.4, its fork) can end a Sentinel connection for good by itself. While
+ * the connection is down, the `failoverDetector` of its last connection still listens to the
+ * sentinels; a `+switch-master` then calls the connector's disconnect(), and if the client was just
+ * asking a sentinel for the master's address (each reconnect attempt does), its connect() fails with
+ * "Connection is closed." and the client goes to `end`: no reconnect ever again, every command fails
+ * at once (SentinelConnector.connect / Redis._connect). Seen in back-to-back failovers (issue 43):
+ * an engine's every call failed until the process restarted. On a Sentinel connection the library
+ * opened, an `end` right after that error connects again, unless the library ended it (close, a fatal
+ * error). Any other end is left alone: a `sentinelRetryStrategy` that gave up meant it.
+ */
+function reopenAfterSentinelGaveUp(client: Redis): void {
+  if (!client.options.sentinels?.length) return;
+  // ioredis emits the connect's error just before `end`, and never while we disconnect on purpose.
+  let lastError: string | undefined;
+  client.on('error', (error: Error) => (lastError = error.message));
+  client.on('ready', () => (lastError = undefined));
+  client.on('end', () => {
+    if (lastError !== CONNECTION_CLOSED || closedByUs.has(client) || fatalErrors.has(client)) return;
+    lastError = undefined;
+    // A connect that fails the same way ends up here again; callers hear of it from their commands.
+    client.connect().catch(() => undefined);
+  });
+}
+
+/** ioredis' words when a connect is cut short (its CONNECTION_CLOSED_ERROR_MSG). */
+const CONNECTION_CLOSED = 'Connection is closed.';
 
 /**
  * Retrying cannot fix credentials or a certificate: ioredis would reconnect and authenticate again
@@ -354,6 +385,7 @@ function duplicateForSubscriber(client: IoredisClient): IoredisClient {
     ? client.duplicate([], { shardedSubscribers: true })
     : client.duplicate({ autoResubscribe: false, disconnectTimeout: DISCONNECT_TIMEOUT_MS });
   stopOnFatalErrors(sub);
+  if (!isIoredisCluster(sub)) reopenAfterSentinelGaveUp(sub);
   return sub;
 }
 
@@ -362,6 +394,7 @@ function duplicateForSubscriber(client: IoredisClient): IoredisClient {
  * connection that drops before QUIT is answered ("Connection is closed.") must not fail it.
  */
 export async function closeConnection(client: IoredisClient, graceMs = 1000): Promise<void> {
+  closedByUs.add(client);
   if (client.status === 'end') return;
   if (client.status === 'ready') {
     await withDeadline(
