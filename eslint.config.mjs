@@ -1,7 +1,17 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', '**/node_modules/**', 'coverage/**', '.tmp/**', '.results/**', '.releases/**'] },
+  {
+    ignores: [
+      'dist/**',
+      '**/node_modules/**',
+      'coverage/**',
+      '.tmp/**',
+      '.results/**',
+      '.releases/**',
+      '.api-docs/**',
+    ],
+  },
   ...tseslint.configs.recommended,
   {
     rules: {

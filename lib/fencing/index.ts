@@ -1,3 +1,7 @@
+/**
+ * Storage-side fencing: SQL, ORM and Redis helpers and the HTTP header convention (docs/FENCING.md).
+ * @module nestjs-distributed-lock/fencing
+ */
 // `nestjs-distributed-lock/fencing`: storage-side fencing. The rule (fence-rule.ts) applied by SQL,
 // ORM and Redis helpers, and the HTTP header convention. No Nest import here (the guard is
 // `nestjs-distributed-lock/fencing/nest`); ORMs are optional peers, typed by the parts the helpers call.

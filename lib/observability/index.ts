@@ -1,3 +1,7 @@
+/**
+ * OpenTelemetry spans and metrics, prom-client metrics and diagnostics_channel names (docs/OBSERVABILITY.md).
+ * @module nestjs-distributed-lock/observability
+ */
 // Observability: OpenTelemetry, prom-client and diagnostics_channel. No optional peer is loaded until a
 // function that needs it is called.
 // Past the core's public surface: the diagnostics channels are the core's events (events/lock-channels.ts),

@@ -26,6 +26,8 @@ export interface LockHoldEnd {
   heldMs?: number;
   lostReason?: LockLostReason;
   error?: Error;
+  /** The lost lock's key (a loss of an untracked grant has no state to carry it). */
+  key?: string;
 }
 
 /** What a telemetry backend does with the lifecycle; `S` is its per-grant state (e.g. a span). */
@@ -163,6 +165,7 @@ function lostHandler<S>(holds: Map<string, TrackedHold<S>>, sink: LockLifecycleS
       heldMs: e.heldMs,
       lostReason: e.reason,
       error: e.error,
+      key: e.key,
     });
   };
 }

@@ -73,7 +73,7 @@ export function registerLockMetrics(
       const label = options.metricKey?.(key);
       return label === undefined ? base : { ...base, key: label };
     };
-    const lifecycle = observeLockLifecycle<undefined>(events, metricsSink(metrics, keyed));
+    const lifecycle = observeLockLifecycle<string>(events, metricsSink(metrics, keyed));
     live.observer = lifecycle;
     return () => {
       lifecycle.dispose();
@@ -123,7 +123,7 @@ function createHistograms({ client, registers, labels, buckets, track }: PromSet
     new client.Histogram({
       name: P.holdSeconds,
       help: 'Time a lock was held, grant to release or loss',
-      labelNames: ['kind', 'end'],
+      labelNames: labels(['kind', 'end']),
       buckets,
       registers,
     }),
@@ -157,7 +157,7 @@ function createCounters({ client, registers, labels, track }: PromSetup) {
     new client.Counter({
       name: P.lost,
       help: 'Held locks found lost',
-      labelNames: ['kind', 'reason'],
+      labelNames: labels(['kind', 'reason']),
       registers,
     }),
   );
@@ -172,21 +172,28 @@ function createCounters({ client, registers, labels, track }: PromSetup) {
   return { acquired, busy, lost, renewalFailures };
 }
 
-/** Feeds the metrics from the lock lifecycle. */
+/**
+ * Feeds the metrics from the lock lifecycle. A hold's state is its key, so that its end (release or
+ * loss, where the lifecycle gives no key for a grant it tracks) is labelled like its wait.
+ */
 function metricsSink(
   m: LockPromMetrics,
   keyed: (key: string, base: Labels) => Labels,
-): LockLifecycleSink<undefined> {
+): LockLifecycleSink<string> {
   return {
     wait(w) {
       m.wait.observe(keyed(w.key, { kind: w.kind, outcome: w.outcome }), w.waitedMs / 1000);
       if (w.outcome === 'acquired') m.acquired.inc(keyed(w.key, { kind: w.kind }));
       else if (w.outcome === 'busy' || w.outcome === 'timeout') m.busy.inc(keyed(w.key, { kind: w.kind }));
     },
-    holdStarted: () => undefined,
-    holdEnded(_state, kind, end) {
-      if (end.end === 'lost') m.lost.inc({ kind, reason: end.lostReason ?? 'unknown' });
-      if (end.tracked && end.heldMs !== undefined) m.hold.observe({ kind, end: end.end }, end.heldMs / 1000);
+    holdStarted: (key) => key,
+    holdEnded(state, kind, end) {
+      const key = state ?? end.key;
+      const labelled = (base: Labels) => (key === undefined ? base : keyed(key, base));
+      if (end.end === 'lost') m.lost.inc(labelled({ kind, reason: end.lostReason ?? 'unknown' }));
+      if (end.tracked && end.heldMs !== undefined) {
+        m.hold.observe(labelled({ kind, end: end.end }), end.heldMs / 1000);
+      }
     },
     renewalFailed(count) {
       m.renewalFailures.inc(count);

@@ -1,3 +1,7 @@
+/**
+ * The Terminus health indicator (needs the optional peer `@nestjs/terminus`).
+ * @module nestjs-distributed-lock/terminus
+ */
 // nestjs-distributed-lock/terminus: the Terminus 11 health indicator (needs the optional peer @nestjs/terminus).
 export {
   DistributedLockHealthIndicator,

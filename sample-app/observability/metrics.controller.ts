@@ -18,8 +18,13 @@ export class MetricsController implements OnModuleInit, OnApplicationShutdown {
   ) {}
 
   onModuleInit(): void {
-    // The app's own prom-client module: the metrics are built by the same copy as its registry.
-    this.unregister = registerLockMetrics(this.registry, this.locks, { client: promClient });
+    // The app's own prom-client module: the metrics are built by the same copy as its registry. The
+    // `key` label is the key's first segment (`seckill:42` → `seckill`): a few series per resource
+    // class, never one per key (observability/grafana-dashboard.json groups by it).
+    this.unregister = registerLockMetrics(this.registry, this.locks, {
+      client: promClient,
+      metricKey: (key) => key.split(':')[0],
+    });
   }
 
   onApplicationShutdown(): void {

@@ -106,14 +106,22 @@ describe('registerLockMetrics', () => {
       buckets: [0.5, 5],
     });
     await (await engine.acquire(uniqueKey('orders'))).release();
+    const leased = await engine.acquire(uniqueKey('carts'), { leaseMs: 100 });
+    await whenAborted(leased.signal);
     const text = await registry.metrics();
     dispose();
     expect(
       sample(text, `${PROM_METRICS.waitSeconds}_count`, 'kind="mutex",outcome="acquired",key="orders"'),
     ).toBe(1);
+    // Holds and losses carry the key label too (hold time and losses by key prefix).
+    expect(
+      sample(text, `${PROM_METRICS.holdSeconds}_count`, 'kind="mutex",end="released",key="orders"'),
+    ).toBe(1);
+    expect(sample(text, `${PROM_METRICS.holdSeconds}_count`, 'kind="mutex",end="lost",key="carts"')).toBe(1);
+    expect(sample(text, PROM_METRICS.lost, 'kind="mutex",reason="expired",key="carts"')).toBe(1);
     const waitBuckets = text
       .split('\n')
-      .filter((l) => l.startsWith(`${PROM_METRICS.waitSeconds}_bucket`))
+      .filter((l) => l.startsWith(`${PROM_METRICS.waitSeconds}_bucket`) && l.includes('key="orders"'))
       .map((l) => /le="([^"]+)"/.exec(l)![1]);
     expect(waitBuckets).toEqual(['0.5', '5', '+Inf']);
   });

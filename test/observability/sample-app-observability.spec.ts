@@ -31,8 +31,10 @@ describe('sample app observability', () => {
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toMatch(/^text\/plain/);
     // The reset and three purchases each took the item lock once.
-    expect(res.text).toMatch(/^distributed_lock_acquired_total\{kind="mutex"\} 4$/m);
-    expect(res.text).toMatch(/^distributed_lock_hold_seconds_count\{kind="mutex",end="released"\} 4$/m);
+    expect(res.text).toMatch(/^distributed_lock_acquired_total\{kind="mutex",key="seckill"\} 4$/m);
+    expect(res.text).toMatch(
+      /^distributed_lock_hold_seconds_count\{kind="mutex",end="released",key="seckill"\} 4$/m,
+    );
     expect(res.text).toMatch(/^distributed_lock_held 0$/m);
     expect(await globalRegistry.metrics()).not.toContain('distributed_lock');
   });

@@ -47,7 +47,7 @@ export const ADMITTED_FENCE = Symbol('admittedFence');
  * 'STALE_FENCE'`, with the stored fence). A malformed header is a 400, a missing one a 428 unless
  * the resource is not `required`. Admitted fences are recorded in the FenceLedger the app provides
  * (`{ provide: FenceLedger, useValue: new RedisFencedStore(redis) }`) and left on the request under
- * ADMITTED_FENCE. Handlers without @FencedResource pass through.
+ * ADMITTED_FENCE. Handlers without `@FencedResource` pass through.
  */
 @Injectable()
 export class FencingTokenGuard implements CanActivate {

@@ -11,7 +11,7 @@ export interface PrismaFencedDelegate {
   findFirst(args: { where: any; select: any }): PromiseLike<Record<string, unknown> | null>;
 }
 
-/** A fenced Prisma write: `where` names the row (its @id or a unique field), `data` what to set. */
+/** A fenced Prisma write: `where` names the row (its `@id` or a unique field), `data` what to set. */
 export interface PrismaFencedUpdate {
   where: Record<string, unknown>;
   data: Record<string, unknown>;

@@ -1,0 +1,24 @@
+import { Controller } from '@nestjs/common';
+import { MessagePattern, Payload } from '@nestjs/microservices';
+import { DistributedLock } from 'nestjs-distributed-lock';
+import { SeatsService } from './seats.service';
+
+interface BookSeat {
+  seat: string;
+  customer: string;
+}
+
+@Controller()
+export class SeatsController {
+  constructor(private readonly seats: SeatsService) {}
+
+  /**
+   * One booking per seat at a time. `waitMs: 0`: a second booking of a seat being booked does not wait;
+   * the client gets `{ status: 'error', code: 'LOCKED', retryAfterMs }`.
+   */
+  @MessagePattern('book')
+  @DistributedLock({ key: 'seat:{0.seat}', waitMs: 0 })
+  book(@Payload() request: BookSeat) {
+    return this.seats.book(request.seat, request.customer);
+  }
+}
