@@ -78,6 +78,8 @@ fi
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
+# apt hands the download to its unprivileged _apt user, which needs to write here.
+chmod 777 "$work"
 cd "$work"
 # Only the upstream tarball is needed. apt checks it against the signed index; the .dsc and Debian's own
 # patches are not used (a plain upstream build), and a mirror that lags on those does not stop the build.
@@ -96,11 +98,17 @@ nice make -j2 BUILD_TLS=yes >"$work/make.log" 2>&1 || {
   echo "servers.sh: make failed for $server $version" >&2
   exit 1
 }
+rm -rf "$dir.tmp"
 mkdir -p "$dir.tmp/bin"
-for name in src/redis-server src/redis-cli src/valkey-server src/valkey-cli; do
-  # Valkey's build makes redis-* names as symlinks to valkey-*; copy what each name points at.
-  [ -e "$name" ] && cp -L "$name" "$dir.tmp/bin/"
-done
+if [ "$server" = valkey ]; then
+  # Valkey's build names its binaries valkey-*; redis-* links (what `make install` would add) let the harness
+  # take either server the same way.
+  cp src/valkey-server src/valkey-cli "$dir.tmp/bin/"
+  ln -s valkey-server "$dir.tmp/bin/redis-server"
+  ln -s valkey-cli "$dir.tmp/bin/redis-cli"
+else
+  cp src/redis-server src/redis-cli "$dir.tmp/bin/"
+fi
 "$dir.tmp/bin/redis-server" --version >"$dir.tmp/VERSION"
 echo "built in $(($(date +%s) - start)) s on $(nproc) cores" >>"$dir.tmp/VERSION"
 rm -rf "$dir"
