@@ -8,9 +8,11 @@
  *   - CLIENT SETINFO (Redis 7.2+, Valkey): clients send it on connect, CLIENT INFO shows lib-name, and the
  *     ACL rule for it exists there only (Redis 7.0 refuses the whole ACL SETUSER);
  *   - HELLO 3 (RESP3) names the server and its version;
- *   - Lua 5.1 and script flags (`#!lua flags=no-writes`, EVAL_RO) behave alike on all three;
+ *   - Lua 5.1 and script flags (`#!lua flags=no-writes`, EVAL_RO) behave alike on all three; Valkey adds a
+ *     `server` global beside `redis` (the library's scripts use `redis` only);
  *   - per-field hash expiry (HPEXPIRE) exists on Redis 7.4+ and Valkey 9+ only: the library does not use it;
- *   - Sentinel runs as `<server> <conf> --sentinel` and answers the commands the clients ask.
+ *   - Sentinel runs as `<server> <conf> --sentinel` and answers the commands the clients ask; Valkey adds
+ *     `GET-PRIMARY-ADDR-BY-NAME` and keeps `get-master-addr-by-name`, which the clients send.
  */
 import { createClient } from 'redis';
 import { hasShardedPubSub } from '../../lib/core/topology/cluster-pubsub';
@@ -102,6 +104,9 @@ it('runs Lua 5.1, with script flags and EVAL_RO alike', async () => {
   await expect(
     redisCommand(server.port, ['EVAL_RO', "return redis.call('SET', KEYS[1], 'v')", 1, 'flags:w']),
   ).rejects.toThrow(/Write commands are not allowed from read-only scripts/);
+  const serverGlobal = redisCommand(server.port, ['EVAL', 'return type(server)', 0]);
+  if (identity.engine === 'valkey') await expect(serverGlobal).resolves.toBe('table');
+  else await expect(serverGlobal).rejects.toThrow(/nonexistent global variable 'server'/);
 });
 
 it('has per-field hash expiry (HPEXPIRE) on Redis 7.4+ and Valkey 9+ only', async () => {
@@ -124,6 +129,9 @@ describe('Sentinel', () => {
         group.masterName,
       ])) as string[];
       expect(Number(addr[1])).toBe(group.master.port);
+      const primary = redisCommand(sentinel.port, ['SENTINEL', 'GET-PRIMARY-ADDR-BY-NAME', group.masterName]);
+      if (identity.engine === 'valkey') expect(await primary).toEqual(addr);
+      else await expect(primary).rejects.toThrow(/unknown subcommand/i);
       const info = parseInfo(String(await redisCommand(sentinel.port, ['INFO', 'server'])));
       expect(info.redis_mode ?? info.server_mode).toBe('sentinel');
       if (identity.engine === 'valkey') expect(info.valkey_version).toBe(identity.version);
