@@ -2,6 +2,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { execFileSync } from 'child_process';
 import * as os from 'os';
+import { REDIS_SERVER_BIN } from './redis-server';
 
 /*
  * Figures measured by the fault suite (recovery times, double-holder windows, leaked handles...).
@@ -11,8 +12,18 @@ import * as os from 'os';
  * is updated from a run. Nothing here asserts a time: the figures are reported, the specs assert behaviour.
  */
 
-/** Where the merged figures of the last run of each scenario are kept. */
-export const RESULTS_FILE = path.resolve(__dirname, '..', '..', '.results', 'faults', 'latest.json');
+/**
+ * Where the merged figures of the last run of each scenario are kept. The server matrix
+ * (scripts/test-servers.cjs) names a file per server, so its runs leave Redis 7.0's figures alone.
+ */
+export const RESULTS_FILE = path.resolve(
+  __dirname,
+  '..',
+  '..',
+  '.results',
+  'faults',
+  process.env.FAULT_FIGURES_FILE ?? 'latest.json',
+);
 
 interface ResultsFile {
   command: string;
@@ -54,7 +65,7 @@ function scenarioOrder(id: string): number {
 function environment(): Record<string, unknown> {
   let redis = 'unknown';
   try {
-    redis = execFileSync('redis-server', ['--version'], { encoding: 'utf8' }).match(/v=(\S+)/)?.[1] ?? redis;
+    redis = execFileSync(REDIS_SERVER_BIN, ['--version'], { encoding: 'utf8' }).match(/v=(\S+)/)?.[1] ?? redis;
   } catch {
     // reported as unknown
   }
