@@ -1,5 +1,6 @@
 /**
  * OpenTelemetry spans and metrics, prom-client metrics and diagnostics_channel names (docs/OBSERVABILITY.md).
+ * Past the core's public surface: the diagnostics channels are the core's events (see below).
  * @module nestjs-distributed-lock/observability
  */
 // Observability: OpenTelemetry, prom-client and diagnostics_channel. No optional peer is loaded until a

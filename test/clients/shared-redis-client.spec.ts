@@ -50,7 +50,7 @@ describe('forRootAsync with the client of @nestjs-modules/ioredis', () => {
     }).compile();
     const app = moduleRef.createNestApplication({ logger: false });
     await app.init();
-    const store = app.get(CouponStore);
+    expect(app.get(CouponStore)).toBeInstanceOf(CouponStore);
     const locks = app.get(DistributedLockService);
 
     const lock = await locks.acquire('coupon:42');
