@@ -62,7 +62,11 @@ export class LockEngine {
     this.queues = new LocalWaitQueues(runtime, options.maxWaitersPerKey);
     // Every waiter listens to `closing` until it leaves; thousands of waiters are normal, not a leak.
     setMaxListeners(0, this.closing.signal);
-    this.held = new HeldLocks(this.engineId, runtime, this.events, this.queues, options);
+    this.held = new HeldLocks(this.engineId, this.events, this.queues, {
+      renewEveryMs: options.renewEveryMs,
+      cohort: options.cohort,
+      runtime,
+    });
     backend.watchConnections?.((state) => this.events.safeEmit('connection', state));
     // A connection made again: the server may have restarted or failed over without our locks.
     backend.watchReconnects?.(() => void this.held.verify());

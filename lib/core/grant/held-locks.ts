@@ -43,6 +43,7 @@ export class HeldLocks implements GrantKeeper {
   /** Recent hold times per key, for an honest "retry after". */
   readonly holdTimes = new HoldTimes();
   private stopped = false;
+  readonly runtime: Runtime;
   private readonly cohort: CohortBounds | false;
   /** The check of every held lock in progress (verify), and whether another was asked for meanwhile. */
   private verifying?: Promise<void>;
@@ -50,15 +51,18 @@ export class HeldLocks implements GrantKeeper {
 
   constructor(
     readonly engineId: string,
-    readonly runtime: Runtime,
     private readonly events: LockEvents,
     private readonly waiters: LocalWaiters,
     settings: {
       readonly renewEveryMs: number;
       readonly cohort: CohortBounds | false;
+      /** The engine's clocks and timers. */
+      readonly runtime: Runtime;
     },
   ) {
     this.cohort = settings.cohort;
+    this.runtime = settings.runtime;
+    const runtime = this.runtime;
     this.watchdog = new Watchdog(runtime, settings.renewEveryMs, (round) =>
       this.events.safeEmit('renewed', round),
     );

@@ -54,16 +54,13 @@ export class NoticeSubscription {
     try {
       // Bounded like a command: a client that queues commands while Redis is away (node-redis'
       // offline queue) might never settle the SUBSCRIBE.
-      await withDeadline(
-        this.deps.runtime,
-        target.listen(channel, onNotice, onRefused),
-        commandTimeoutMs,
-        () =>
+      await withDeadline(this.deps.runtime, target.listen(channel, onNotice, onRefused), commandTimeoutMs, {
+        onTimeout: () =>
           new LockRedisError(
             `Redis did not confirm the force-release notice subscription within ${commandTimeoutMs} ms`,
           ),
-        this.closing.signal,
-      );
+        signal: this.closing.signal,
+      });
     } catch (err) {
       if (this.closed) return;
       this.report(refusalOf(err));

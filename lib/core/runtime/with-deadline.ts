@@ -19,16 +19,16 @@ export function withDeadline<T>(
   runtime: Runtime,
   work: Promise<T>,
   ms: number,
-  onTimeout: (() => Error) | undefined,
-  signal: AbortSignal,
+  end: { readonly onTimeout?: () => Error; readonly signal: AbortSignal },
 ): Promise<T | undefined>;
 export function withDeadline<T>(
   runtime: Runtime,
   work: Promise<T>,
   ms: number,
-  onTimeout?: () => Error,
-  signal?: AbortSignal,
+  end?: (() => Error) | { readonly onTimeout?: () => Error; readonly signal: AbortSignal },
 ): Promise<T | undefined> {
+  const onTimeout = typeof end === 'function' ? end : end?.onTimeout;
+  const signal = typeof end === 'function' ? undefined : end?.signal;
   let due: Deadline | undefined;
   let stop: (() => void) | undefined;
   const deadline = new Promise<undefined>((resolve, reject) => {

@@ -116,7 +116,9 @@ export class WakeupHub {
     const entry = { listener, onRefused };
     this.patterns.set(channel, entry);
     const all = askNodes(this.connections(), (sub) => this.subscribeOn(sub, channel, false));
-    const ballot = await withDeadline(this.runtime, all, this.readyTimeoutMs, undefined, this.closing.signal);
+    const ballot = await withDeadline(this.runtime, all, this.readyTimeoutMs, {
+      signal: this.closing.signal,
+    });
     const refused = ballot?.find((v) => v && !v.ok);
     if (refused && !refused.ok && answers(ballot!).length === 0) {
       // Asked again by the caller; a listen() that came after an unlisten() meanwhile keeps its own.
@@ -184,7 +186,7 @@ export class WakeupHub {
     const all = askNodes(this.connections(), (sub) => this.subscribeOn(sub, channel, sharded));
     // Without a subscription the waiter still wins through its backoff polling; a node that is
     // down (or frozen) must not hold the waiter here, so the wait for confirmations is bounded.
-    await withDeadline(this.runtime, all, this.readyTimeoutMs, undefined, this.closing.signal);
+    await withDeadline(this.runtime, all, this.readyTimeoutMs, { signal: this.closing.signal });
   }
 
   /**

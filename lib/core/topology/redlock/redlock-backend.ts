@@ -53,16 +53,12 @@ export class RedlockBackend implements LockBackend {
         mutex: new RedlockKind(
           gateways.map((g) => new ReentrantMutex(g, fence)),
           gateways,
-          fence,
-          jitter,
-          runtime,
+          { fenceTtlMs: fence, retryJitterMs: jitter, runtime },
         ),
         token: new RedlockKind(
           gateways.map((g) => new TokenLock(g, fence)),
           gateways,
-          fence,
-          jitter,
-          runtime,
+          { fenceTtlMs: fence, retryJitterMs: jitter, runtime },
         ),
       },
       'RedLock (the redlock option)',

@@ -37,16 +37,22 @@ export class RedlockKind implements LockKind {
   readonly exclusive: boolean;
   readonly reentrant: boolean;
   private readonly quorum: number;
+  private readonly fenceTtlMs: number;
+  private readonly retryJitterMs: number;
+  private readonly runtime: Runtime;
 
   constructor(
     /** The same kind, once per node, each on its node's gateway (whose timeout is the node timeout). */
     private readonly nodes: readonly LockKind[],
     private readonly gateways: readonly RedisGateway[],
-    private readonly fenceTtlMs: number,
-    private readonly retryJitterMs: number,
-    /** The engine's clocks and randomness: validity on its monotonic clock, jitter from its source. */
-    private readonly runtime: Runtime,
+    settings: {
+      readonly fenceTtlMs: number;
+      readonly retryJitterMs: number;
+      /** The engine's clocks and randomness: validity on its monotonic clock, jitter from its source. */
+      readonly runtime: Runtime;
+    },
   ) {
+    ({ fenceTtlMs: this.fenceTtlMs, retryJitterMs: this.retryJitterMs, runtime: this.runtime } = settings);
     const first = nodes[0]!;
     this.tag = first.tag;
     this.exclusive = first.exclusive;
