@@ -68,7 +68,7 @@ const EACH_GRANTED_WITHIN_MS = 9_000;
 interface Failover {
   killedAt: number;
   promotedAt: number;
-  /** Which port each sentinel named at the promotion (the first to name another master wins). */
+  /** Which port each sentinel named at the promotion (the first to name another master counts). */
   sentinelsSaid: (number | null)[];
   restartedAt: number;
   /** Lock scripts the old primary, back empty, ran for clients as a master (watchScriptsAsMaster). */
