@@ -17,9 +17,10 @@
  *       lose the race for both keys a few times in a row, to the per-process cohorts of others);
  *   (b) mutual exclusion throughout: two holders of a key overlap only across a kill (a grant on the
  *       killed primary that the promoted replica never got: the loss docs/GUARANTEES.md names), or after
- *       a kill whose old primary, back empty, ran lock scripts for clients (a sentinel that had not yet
- *       learned of the promotion sent a reconnecting client to it: two masters at once, the known limit
- *       docs/GUARANTEES.md names; seen in 1 run of 20, and counted in the figures when it happens);
+ *       a kill whose old primary, back empty, ran lock scripts for clients as a master (a sentinel that
+ *       had not yet learned of the promotion sent a reconnecting client to it: two masters at once, the
+ *       limit docs/GUARANTEES.md names). One overlap 2.2 s after a promotion, in 1 run of 20 before this
+ *       count existed, is most likely that; such overlaps are reported in the figures and the log;
  *   (c) tokens strictly increase per key in grant order, across both failovers;
  *   (d) the fencing oracle accepted writes only in token order and refused only stale ones;
  *   (e) no unhandled rejection, and acquires failed only as "Redis unreachable" or "busy".
@@ -98,14 +99,18 @@ afterAll(async () => {
  * Watches the old primary once it is back empty: the lock scripts it ran for clients while it still
  * answered as a master (Redis 7 replicates a script's effects, not the script, so every script call
  * it counts came from a client; as a replica it fails the lock scripts with READONLY, counted as failed).
- * Any such script means a client was sent to it, a master of nothing, beside the promoted one.
+ * Any such script means a client was sent to it, a master of nothing, beside the promoted one. The
+ * watch ends when Sentinel has made it a replica: a later promotion of it is legitimate.
  */
 function watchScriptsAsMaster(server: RedisServerProcess): { stop: () => Promise<number> } {
   let ran = 0;
   let stopped = false;
   const read = async (): Promise<void> => {
     const role = await redisCommand(server.port, ['ROLE'], { timeoutMs: 1_000 });
-    if (!Array.isArray(role) || role[0] !== 'master') return;
+    if (!Array.isArray(role) || role[0] !== 'master') {
+      stopped = Array.isArray(role); // a replica now (a failed read is tried again)
+      return;
+    }
     const stats = String(await redisCommand(server.port, ['INFO', 'commandstats'], { timeoutMs: 1_000 }));
     let succeeded = 0;
     for (const m of stats.matchAll(/^cmdstat_(?:evalsha|eval):calls=(\d+),.*failed_calls=(\d+)/gm))
