@@ -279,7 +279,10 @@ function exempt(
   const [first, second] = a.settledAt! <= b.settledAt! ? [a, b] : [b, a];
   const lostBetween = lossy.some(
     (f) =>
-      f.at >= first.settledAt! && f.at <= second.settledAt! && first.keys.some((k) => f.lost?.includes(k)),
+      f.at >= first.settledAt! &&
+      f.at <= second.settledAt! &&
+      // A shared kind is one lock per key with a holder each: a replica can keep the lock and miss a holder.
+      (shared(first) || first.keys.some((k) => f.lost?.includes(k))),
   );
   if (lostBetween) return true;
   // A holder whose process was paused (GC, SIGSTOP) while it held: "a holder that pauses past its lease".
@@ -292,6 +295,10 @@ function exempt(
         f.at + (f.ms ?? 0) > c.settledAt!,
     ),
   );
+}
+
+function shared(c: CallRecord): boolean {
+  return c.keyClass === 'semaphore' || c.keyClass === 'read-write';
 }
 
 function pausedFor(c: CallRecord, faults: readonly FaultRecord[], after: number): number {

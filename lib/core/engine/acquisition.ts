@@ -148,9 +148,15 @@ export class Acquisition {
   }
 
   private async attempt(): Promise<AttemptResult> {
-    this.wait.attempts++;
-    this.requestedAt = this.ctx.runtime.now();
     const { ctx, request } = this;
+    if (++this.wait.attempts > 1) {
+      // A retry asks for a hold of its own: the reply of an earlier attempt may still land after its
+      // deadline, and undoing that late grant must not take the grant this attempt wins. (A reentrant
+      // kind then re-enters the owner's late grant with the new hold; the late one is given back.)
+      request.holdId = ctx.runtime.randomId();
+      if (!this.req.kind.reentrant) request.owner = `${ctx.held.engineId}.${ctx.runtime.randomId()}`;
+    }
+    this.requestedAt = ctx.runtime.now();
     const lock = this.req.names.lock;
     const recordedWaits = ctx.recordedWaits;
     const recordedWaiting = recordedWaits.has(lock);

@@ -93,6 +93,7 @@ export class FairLock implements LockKind {
 
   async attempt(r: AttemptRequest): Promise<AttemptResult> {
     const keys = [r.names.lock, r.names.aux, fairDeadlinesKey(r.names), r.names.fence];
+    const { owner, holdId } = r; // the hold this attempt asks for (a retry asks for another)
     const reply = await this.gateway.run(
       ACQUIRE,
       keys,
@@ -112,7 +113,7 @@ export class FairLock implements LockKind {
         userKey: r.key,
         onLateReply: (late) => {
           const action = lateReplyAction(late);
-          if (action === 'release') this.release(r).catch(() => undefined);
+          if (action === 'release') this.release({ ...r, owner, holdId }).catch(() => undefined);
           // A process' entry is shared by its local waiters: the last one to give up takes it out.
           if (action === 'abandon' && fairQueueEntry(r) === r.owner) void this.abandon(r);
         },

@@ -67,6 +67,7 @@ export class ReentrantMutex implements LockKind {
   ) {}
 
   async attempt(r: AttemptRequest): Promise<AttemptResult> {
+    const { owner, holdId } = r; // the hold this attempt asks for (a retry asks for another)
     const reply = await this.gateway.run(
       ACQUIRE,
       [r.names.lock, r.names.fence, r.names.aux],
@@ -74,7 +75,7 @@ export class ReentrantMutex implements LockKind {
       {
         userKey: r.key,
         onLateReply: (late) => {
-          if (lateReplyAction(late) === 'release') this.release(r).catch(() => undefined);
+          if (lateReplyAction(late) === 'release') this.release({ ...r, owner, holdId }).catch(() => undefined);
         },
         timeoutMs: r.timeoutMs,
       },

@@ -78,11 +78,12 @@ export function queuedAttemptCall(
   kind: { release(h: HoldRef): Promise<unknown>; abandon(r: AttemptRequest): Promise<void> },
   r: AttemptRequest,
 ): ScriptCall<AttemptReply> {
+  const { owner, holdId } = r; // the hold this attempt asks for (a retry asks for another)
   return {
     userKey: r.key,
     onLateReply: (late) => {
       const action = lateReplyAction(late);
-      if (action === 'release') kind.release(r).catch(() => undefined);
+      if (action === 'release') kind.release({ ...r, owner, holdId }).catch(() => undefined);
       if (action === 'abandon') void kind.abandon(r);
     },
     timeoutMs: r.timeoutMs,

@@ -37,6 +37,7 @@ export class TokenLock implements LockKind {
   ) {}
 
   async attempt(r: AttemptRequest): Promise<AttemptResult> {
+    const { owner, holdId } = r; // the grant this attempt asks for (a retry asks for another)
     const reply = await this.gateway.run(
       ACQUIRE,
       [r.names.lock, r.names.fence],
@@ -44,7 +45,7 @@ export class TokenLock implements LockKind {
       {
         userKey: r.key,
         onLateReply: (late) => {
-          if (lateReplyAction(late) === 'release') this.release(r).catch(() => undefined);
+          if (lateReplyAction(late) === 'release') this.release({ ...r, owner, holdId }).catch(() => undefined);
         },
         timeoutMs: r.timeoutMs,
       },

@@ -35,7 +35,7 @@ type Round =
  * holding part of a set, so no order of keys can deadlock.
  */
 export class MultiAcquisition {
-  private readonly ids: { readonly owner: string; readonly holdId: string };
+  private ids: { readonly owner: string; readonly holdId: string };
   private readonly wait: Waiter;
   private readonly kindLabel: string;
   private busyKey?: string;
@@ -101,7 +101,13 @@ export class MultiAcquisition {
    * granted. Each command is bounded by what is left of the wait plus ATTEMPT_MARGIN_MS.
    */
   private async round(groups: MultiLockTarget[][]): Promise<Round> {
-    this.wait.attempts++;
+    if (++this.wait.attempts > 1) {
+      // A new round asks for holds of its own: undoing a late grant of an earlier round must not take
+      // this round's (see Acquisition.attempt).
+      const { runtime } = this.ctx;
+      const owner = this.req.kind.reentrant ? this.ids.owner : runtime.randomId();
+      this.ids = { owner, holdId: runtime.randomId() };
+    }
     const requestedAt = this.ctx.runtime.now();
     const tokens: number[] = [];
     const taken: MultiLockTarget[] = [];
