@@ -5,6 +5,7 @@
 import { LockEngine } from '../../lib/core/engine/lock-engine';
 import { commandCounts, uniqueKey, useLockEnv } from '../support/lock-env';
 import { FAMILY_ENV } from '../support/family-locks';
+import { waitUntil } from '../support/wait';
 
 // One engine for every test (built below): no clean-up between tests.
 const env = useLockEnv({ ...FAMILY_ENV, cleanupAfterEach: false });
@@ -14,6 +15,12 @@ beforeAll(async () => {
   // Warm the connection up, so that its start-up commands are not counted below.
   const h = await engine.acquire(uniqueKey('warm-up'), { limit: 1 });
   await h.release();
+  // The first lock call also starts the engine's force-release notice subscription, beside the call:
+  // counted only once it is in place, or its SUBSCRIBE can land inside a test's counting window.
+  await waitUntil(
+    async () =>
+      ((await env.admin.pubsub('CHANNELS', `*:notice:${engine.engineId}`)) as string[]).length === 1,
+  );
 });
 
 const cases: [string, unknown, ErrorConstructor, RegExp][] = [
