@@ -1,11 +1,11 @@
-/**
- * The Nest module: `DistributedLockModule`, `DistributedLockService`, the `@DistributedLock` decorator and the errors. Behaviour: docs/API.md.
- * @module nestjs-distributed-lock
- */
 // The public API of nestjs-distributed-lock: what a Nest application writes. Every name here has an
 // entry in docs/API.md (test/architecture/public-api.spec.ts checks it). The engine for plain Node is
 // `nestjs-distributed-lock/core`; OpenTelemetry, prom-client and diagnostics_channel helpers are
 // `nestjs-distributed-lock/observability`; the testing module `/testing`; the health indicator `/terminus`.
+/**
+ * The Nest module: `DistributedLockModule`, `DistributedLockService`, the `@DistributedLock` decorator and the errors. Behaviour: docs/API.md.
+ * @module nestjs-distributed-lock
+ */
 
 // The Nest module, its service, the decorator and the mapping of lock errors per transport.
 export { DistributedLockModule } from './nest/distributed-lock.module';

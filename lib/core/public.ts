@@ -1,9 +1,9 @@
+// `nestjs-distributed-lock/core`: the lock engine for plain Node (no Nest inside) — what a user writes.
+// lib/core/index.ts is the internal barrel the other layers use; it is not a package entry.
 /**
  * The lock engine for plain Node, without Nest: `createLockEngine` and `LockEngine`.
  * @module nestjs-distributed-lock/core
  */
-// `nestjs-distributed-lock/core`: the lock engine for plain Node (no Nest inside) — what a user writes.
-// lib/core/index.ts is the internal barrel the other layers use; it is not a package entry.
 export { createLockEngine } from './topology/create-lock-engine';
 export { LockEngine } from './engine/lock-engine';
 export type { CreateLockEngineOptions } from './topology/resolve-lock-config';

@@ -1,10 +1,10 @@
+// `nestjs-distributed-lock/fencing`: storage-side fencing. The rule (fence-rule.ts) applied by SQL,
+// ORM and Redis helpers, and the HTTP header convention. No Nest import here (the guard is
+// `nestjs-distributed-lock/fencing/nest`); ORMs are optional peers, typed by the parts the helpers call.
 /**
  * Storage-side fencing: SQL, ORM and Redis helpers and the HTTP header convention (docs/FENCING.md).
  * @module nestjs-distributed-lock/fencing
  */
-// `nestjs-distributed-lock/fencing`: storage-side fencing. The rule (fence-rule.ts) applied by SQL,
-// ORM and Redis helpers, and the HTTP header convention. No Nest import here (the guard is
-// `nestjs-distributed-lock/fencing/nest`); ORMs are optional peers, typed by the parts the helpers call.
 export { StaleFenceError } from './stale-fence.error';
 export type { StoredFence } from './stale-fence.error';
 export { fenceOf, currentFence, fenceTokenBigInt, MAX_FENCE_OWNER_LENGTH } from './fence';

@@ -1,13 +1,12 @@
-/**
- * OpenTelemetry spans and metrics, prom-client metrics and diagnostics_channel names (docs/OBSERVABILITY.md).
- * Past the core's public surface: the diagnostics channels are the core's events (see below).
- * @module nestjs-distributed-lock/observability
- */
 // Observability: OpenTelemetry, prom-client and diagnostics_channel. No optional peer is loaded until a
 // function that needs it is called.
 // Past the core's public surface: the diagnostics channels are the core's events (events/lock-channels.ts),
 // published by the engine itself; this entry is where users find their names. OptionalPeerMissingError is
 // the core's error for a missing optional peer (errors/optional-peer.ts), thrown by this entry's helpers.
+/**
+ * OpenTelemetry spans and metrics, prom-client metrics and diagnostics_channel names (docs/OBSERVABILITY.md).
+ * @module nestjs-distributed-lock/observability
+ */
 export { instrumentLockEvents } from './lock-telemetry';
 export type { LockTelemetryOptions, LockTelemetryDisposer } from './lock-telemetry';
 export { registerLockMetrics } from './prometheus';

@@ -1,8 +1,8 @@
+// nestjs-distributed-lock/terminus: the Terminus 11 health indicator (needs the optional peer @nestjs/terminus).
 /**
  * The Terminus health indicator (needs the optional peer `@nestjs/terminus`).
  * @module nestjs-distributed-lock/terminus
  */
-// nestjs-distributed-lock/terminus: the Terminus 11 health indicator (needs the optional peer @nestjs/terminus).
 export {
   DistributedLockHealthIndicator,
   DISTRIBUTED_LOCK_HEALTH_KEY,

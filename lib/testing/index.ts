@@ -1,8 +1,8 @@
+// nestjs-distributed-lock/testing: the real lock engine on an in-memory backend, for tests only.
 /**
  * The real lock engine on an in-memory backend, with fault controls, for tests (docs/TESTING.md).
  * @module nestjs-distributed-lock/testing
  */
-// nestjs-distributed-lock/testing: the real lock engine on an in-memory backend, for tests only.
 export {
   DistributedLockTestingModule,
   DistributedLockTestingControls,

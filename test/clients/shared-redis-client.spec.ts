@@ -53,6 +53,7 @@ describe('forRootAsync with the client of @nestjs-modules/ioredis', () => {
     expect(app.get(CouponStore)).toBeInstanceOf(CouponStore);
     const locks = app.get(DistributedLockService);
 
+    expect(await store.redis.ping()).toBe('PONG'); // the app's own use of the connection
     const lock = await locks.acquire('coupon:42');
     expect(lock.fencingToken).toBeGreaterThan(0);
     expect(await locks.isLocked('coupon:42')).toBe(true);

@@ -11,7 +11,7 @@ export class SeatsService implements OnApplicationShutdown {
   async book(seat: string, customer: string): Promise<{ seat: string; customer: string }> {
     const owner = await this.redis.get(`seat:${seat}`);
     if (owner !== null) throw new RpcException({ code: 'TAKEN', message: `seat ${seat} is taken` });
-    await sleep(500); // the payment provider
+    await sleep(1_500); // the payment provider
     await this.redis.set(`seat:${seat}`, customer);
     return { seat, customer };
   }

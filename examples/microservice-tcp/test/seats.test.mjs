@@ -32,6 +32,10 @@ const book = (seat, customer) =>
     (error) => ({ error }),
   );
 
+test('books a free seat', async () => {
+  assert.deepEqual(await book('1A', 'zoe'), { value: { seat: '1A', customer: 'zoe' } });
+});
+
 test('two bookings of one seat at once: one books it, the other is told LOCKED with a retry time', async () => {
   const [first, second] = await Promise.all([book('12A', 'ann'), book('12A', 'bob')]);
   const answers = [first, second];
