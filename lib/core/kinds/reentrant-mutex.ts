@@ -75,7 +75,8 @@ export class ReentrantMutex implements LockKind {
       {
         userKey: r.key,
         onLateReply: (late) => {
-          if (lateReplyAction(late) === 'release') this.release({ ...r, owner, holdId }).catch(() => undefined);
+          if (lateReplyAction(late) === 'release')
+            this.release({ ...r, owner, holdId }).catch(() => undefined);
         },
         timeoutMs: r.timeoutMs,
       },

@@ -45,7 +45,8 @@ export class TokenLock implements LockKind {
       {
         userKey: r.key,
         onLateReply: (late) => {
-          if (lateReplyAction(late) === 'release') this.release({ ...r, owner, holdId }).catch(() => undefined);
+          if (lateReplyAction(late) === 'release')
+            this.release({ ...r, owner, holdId }).catch(() => undefined);
         },
         timeoutMs: r.timeoutMs,
       },
