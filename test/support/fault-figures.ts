@@ -65,7 +65,8 @@ function scenarioOrder(id: string): number {
 function environment(): Record<string, unknown> {
   let redis = 'unknown';
   try {
-    redis = execFileSync(REDIS_SERVER_BIN, ['--version'], { encoding: 'utf8' }).match(/v=(\S+)/)?.[1] ?? redis;
+    redis =
+      execFileSync(REDIS_SERVER_BIN, ['--version'], { encoding: 'utf8' }).match(/v=(\S+)/)?.[1] ?? redis;
   } catch {
     // reported as unknown
   }
