@@ -45,6 +45,9 @@ const SPECS = [
   'test/clients/sentinel-node-redis.spec.ts',
   'test/topologies/cluster.spec.ts',
   'test/clients/cluster-clients.spec.ts',
+  // Per family: SCRIPT FLUSH, every connection killed, Redis frozen; a Cluster failover (WAIT, promotion).
+  'test/faults/clients-faults.spec.ts',
+  'test/faults/clients-cluster-failover.spec.ts',
   // AUTH and TLS (the builds have BUILD_TLS=yes).
   'test/reliability/credentials.spec.ts',
   // SCRIPT FLUSH under every operation: the script cache and NOSCRIPT replies.
