@@ -7,9 +7,10 @@
 //
 //   node scripts/test-servers.cjs [redis-8.0] [valkey-8.1]     default: both
 //
-// Per server, two Jest runs one after the other: the specs below two files at a time, then the timing spec
-// (holder-history: its assertions are about when holders are told) in band with nothing else running, as
-// `npm test` runs it. Prints the time per server; any failure fails the run after every server ran.
+// Per server, three Jest runs one after the other, as `npm test` keeps these kinds apart: the redis-project
+// specs below two files at a time, the fault specs two at a time, then the timing spec (holder-history: its
+// assertions are about when holders are told) in band with nothing else running. Prints the time per server;
+// any failure fails the run after every server ran.
 'use strict';
 const { spawn, execFileSync } = require('node:child_process');
 const path = require('node:path');
@@ -47,12 +48,23 @@ const SPECS = [
   'test/clients/cluster-clients.spec.ts',
   // AUTH and TLS (the builds have BUILD_TLS=yes).
   'test/reliability/credentials.spec.ts',
+  // What differs between servers, and commands renamed away (managed services).
+  'test/servers',
+];
+/**
+ * The fault specs (the faults project of jest.config.js), two at a time after the specs above, as `npm test`
+ * runs them apart from the redis project: they kill, freeze and fail over servers and keep both cores busy,
+ * and beside them the redis project's watchdog and `waitMs: 0` specs miss their deadlines on a loaded machine
+ * (seen once here: a watchdog lock expired on a Cluster, a `tryAcquire` timed out, at load average 15).
+ */
+const FAULT_SPECS = [
+  // Per family: SCRIPT FLUSH, every connection killed, Redis frozen; a Cluster failover (WAIT, promotion).
+  'test/faults/clients-faults.spec.ts',
+  'test/faults/clients-cluster-failover.spec.ts',
   // SCRIPT FLUSH under every operation: the script cache and NOSCRIPT replies.
   'test/faults/script-flush.spec.ts',
   // Old and new processes on one server: the data layout the scripts write.
   'test/faults/rolling-deploy.spec.ts',
-  // What differs between servers, and commands renamed away (managed services).
-  'test/servers',
 ];
 /** Run in band after the rest: assertions on when holders are told (test/faults/timing/). */
 const TIMING_SPECS = ['test/faults/timing/holder-history.spec.ts'];
@@ -92,10 +104,13 @@ async function main() {
     process.stdout.write(`\n[servers] ${label} (${bin})\n`);
     const started = Date.now();
     const common = ['--testTimeout=120000', '--ci'];
-    // Both runs, whatever the first gave: a matrix run reports everything that differs.
-    const first = await run([...common, '--maxWorkers=2', ...SPECS], env);
-    const second = await run([...common, '--runInBand', ...TIMING_SPECS], env);
-    const code = first || second;
+    // Every run, whatever the one before gave: a matrix run reports everything that differs.
+    const codes = [
+      await run([...common, '--maxWorkers=2', ...SPECS], env),
+      await run([...common, '--maxWorkers=2', ...FAULT_SPECS], env),
+      await run([...common, '--runInBand', ...TIMING_SPECS], env),
+    ];
+    const code = codes.find((c) => c !== 0) ?? 0;
     const seconds = Math.round((Date.now() - started) / 1000);
     times.push(`${label}: ${seconds} s${code === 0 ? '' : ' (failed)'}`);
     if (code !== 0) failed.push(label);
@@ -108,7 +123,7 @@ async function main() {
 }
 
 // The lists are read by test/docs/tested-on.spec.ts, which holds the "Tested on" tables to them.
-module.exports = { SERVERS, SPECS, TIMING_SPECS };
+module.exports = { SERVERS, SPECS, FAULT_SPECS, TIMING_SPECS };
 
 if (require.main === module) {
   main().catch((error) => {

@@ -51,11 +51,12 @@ it('names itself in INFO server, and reads as a version with sharded pub/sub', (
 });
 
 it('knows CLIENT SETINFO, and the ACL rule for it, from Redis 7.2 on and on Valkey', async () => {
-  const setinfo = redisCommand(server.port, ['CLIENT', 'SETINFO', 'LIB-NAME', 'probe']);
-  const rule = redisCommand(server.port, ['ACL', 'SETUSER', 'setinfo-probe', '+client|setinfo']);
+  // Sent one at a time, each awaited as it is made: a refusal is never left unhandled.
+  const setinfo = () => redisCommand(server.port, ['CLIENT', 'SETINFO', 'LIB-NAME', 'probe']);
+  const rule = () => redisCommand(server.port, ['ACL', 'SETUSER', 'setinfo-probe', '+client|setinfo']);
   if (hasClientSetinfo(identity)) {
-    await expect(setinfo).resolves.toBe('OK');
-    await expect(rule).resolves.toBe('OK');
+    await expect(setinfo()).resolves.toBe('OK');
+    await expect(rule()).resolves.toBe('OK');
     // What ioredis sends on connect is accepted: CLIENT INFO shows its name.
     const client = redisClient(server.url);
     try {
@@ -65,9 +66,24 @@ it('knows CLIENT SETINFO, and the ACL rule for it, from Redis 7.2 on and on Valk
       await closeClient(client);
     }
   } else {
-    await expect(setinfo).rejects.toThrow(/unknown subcommand/i);
-    await expect(rule).rejects.toThrow(/Unknown command or category name in ACL/);
+    await expect(setinfo()).rejects.toThrow(/unknown subcommand/i);
+    await expect(rule()).rejects.toThrow(/Unknown command or category name in ACL/);
   }
+});
+
+it('describes a connection with the CLIENT INFO fields of its version', async () => {
+  const line = String(await redisCommand(server.port, ['CLIENT', 'INFO']));
+  const fields = new Set(
+    line
+      .trim()
+      .split(' ')
+      .map((pair) => pair.slice(0, pair.indexOf('='))),
+  );
+  // What every version has, and the harness reads (test/support/redis-assertions.ts parses by name).
+  for (const name of ['id', 'addr', 'name', 'cmd', 'user', 'resp']) expect(fields).toContain(name);
+  expect(fields.has('lib-name')).toBe(hasClientSetinfo(identity));
+  expect(fields.has('io-thread')).toBe(identity.engine === 'redis' && identity.major >= 8);
+  expect(fields.has('tot-net-in')).toBe(identity.engine === 'valkey');
 });
 
 it('answers HELLO 3 with its own name and version, and takes locks over RESP3', async () => {
@@ -81,6 +97,9 @@ it('answers HELLO 3 with its own name and version, and takes locks over RESP3', 
     expect(field('server')).toBe(identity.engine);
     expect(field('proto')).toBe(3);
     expect(String(field('version'))).toBe(identity.version);
+    // Redis 8 lists the module built into it (vector sets); 7.0 and Valkey 8.1 none.
+    const modules = JSON.stringify(field('modules'));
+    expect(modules.includes('vectorset')).toBe(identity.engine === 'redis' && identity.major >= 8);
     const engine = createLockEngine({ redis: client as never, keyPrefix: 'resp3:' });
     try {
       const handle = await engine.acquire('k', { waitMs: 1_000 });
@@ -135,6 +154,9 @@ describe('Sentinel', () => {
       const info = parseInfo(String(await redisCommand(sentinel.port, ['INFO', 'server'])));
       expect(info.redis_mode ?? info.server_mode).toBe('sentinel');
       if (identity.engine === 'valkey') expect(info.valkey_version).toBe(identity.version);
+      // Valkey's sentinel still says master in INFO, which some tools parse.
+      const sentinelInfo = parseInfo(String(await redisCommand(sentinel.port, ['INFO', 'sentinel'])));
+      expect(sentinelInfo.master0).toMatch(new RegExp(`^name=${group.masterName},status=ok,`));
     } finally {
       await group.stop();
     }
