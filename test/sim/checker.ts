@@ -310,7 +310,7 @@ function exempt(
         f.kind === 'process-pause' &&
         f.target === c.process &&
         f.at < end(c) &&
-        f.at + (f.ms ?? 0) > c.settledAt!,
+        f.at + (f.ms ?? 0) > c.requestedAt,
     ),
   );
 }

@@ -196,7 +196,7 @@ export class World {
       const keyClass = prng.pick(scenario.keyClasses);
       const multi = keyClass === 'mutex' && scenario.topology !== 'redlock' && prng.chance(0.15);
       const keys = multi ? keysOf('mutex') : [prng.pick(keysOf(keyClass))];
-      const options = this.optionsFor(keyClass, prng);
+      const options = this.optionsFor(proc, keyClass, prng);
       const call = this.record(proc, keys, keyClass, options, false);
       let handle: LockHandle | MultiLockHandle;
       try {
@@ -212,7 +212,7 @@ export class World {
     }
   }
 
-  private optionsFor(keyClass: KeyClass, prng: Prng): LockOptions & { leaseMs?: number } {
+  private optionsFor(proc: SimProcess, keyClass: KeyClass, prng: Prng): LockOptions & { leaseMs?: number } {
     const options: LockOptions = { waitMs: prng.pick([0, 100, 400, 1500, 3000]) };
     if (prng.chance(0.5)) options.leaseMs = prng.int(150, 1200);
     if (keyClass === 'token') options.reentrant = false;
@@ -223,7 +223,8 @@ export class World {
       const controller = new AbortController();
       options.signal = controller.signal;
       const abortAfter = prng.range(0, 200);
-      this.sim.after(abortAfter, () => controller.abort(new Error('the caller gave up')));
+      // The caller's own timer: it runs in its process (not while that process is paused).
+      this.sim.after(abortAfter, () => controller.abort(new Error('the caller gave up')), proc);
     }
     return options;
   }
