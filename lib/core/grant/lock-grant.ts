@@ -215,6 +215,8 @@ export class LockGrant implements Deadline {
 
   /** Aborts the signal and reports the loss (in the holder's context: see heldBy). */
   private tellLoss(): void {
+    // Let go of the holder's context (its request's stores): a handle kept after the call keeps this grant.
+    this.holderContext = undefined;
     this.controller!.abort(this.lost);
     this.held.ended(this, this.lost);
   }
@@ -223,6 +225,7 @@ export class LockGrant implements Deadline {
   end(): void {
     if (this.ended) return;
     this.ended = true;
+    this.holderContext = undefined;
     this.held.runtime.deadlines.remove(this);
     this.held.ended(this);
   }
