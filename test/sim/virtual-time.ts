@@ -1,5 +1,5 @@
 import { Deadlines } from '../../lib/core/runtime/deadlines';
-import type { Runtime, RuntimeTimer } from '../../lib/core/runtime/runtime';
+import type { KeptContext, Runtime, RuntimeTimer } from '../../lib/core/runtime/runtime';
 import { Prng } from './prng';
 
 /** One thing due at a true (virtual) time: a timer of a process, a packet arriving, a fault. */
@@ -218,4 +218,18 @@ class SimRuntime implements Runtime {
   random(): number {
     return this.prng.next();
   }
+
+  /** One simulated process runs in one async context: nothing to leave or keep. */
+  detached<T>(fn: () => T): T {
+    return fn();
+  }
+
+  keepContext(): KeptContext {
+    return CALLING_CONTEXT;
+  }
 }
+
+/** A kept context that just calls (the simulation has no async contexts to tell apart). */
+const CALLING_CONTEXT: KeptContext = {
+  runInAsyncScope: (fn, thisArg) => fn.call(thisArg),
+};

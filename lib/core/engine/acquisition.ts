@@ -141,6 +141,8 @@ export class Acquisition {
   /** Takes the lock a local holder handed over. */
   private takeHanded(): LockHandle {
     const handle = this.wait.take();
+    // Built in the releasing call's context: the lock is this caller's from now on.
+    handle.grant.heldBy(this.ctx.runtime.keepContext());
     this.acquired = true;
     const waitedMs = this.ctx.runtime.now() - this.wait.started;
     this.wait.reportGrant(this.req.key, waitedMs, handle.fencingToken, { handedOver: true });
@@ -206,6 +208,7 @@ export class Acquisition {
           ? { holdId: request.holdId, reservedTokens: ctx.reserveTokens, redisLeaseMs: request.leaseMs }
           : undefined,
     });
+    grant.heldBy(ctx.runtime.keepContext());
     const handle = new GrantHandle(grant, request.holdId);
     ctx.held.add(grant);
     if (ctx.isClosed()) {

@@ -3,7 +3,7 @@ import type { LockKeyNames } from '../kinds/key-space';
 import type { LockKind, RenewRequest } from '../kinds/lock-kind';
 import type { LockOptions } from '../options/lock-options';
 import type { Deadline } from '../runtime/deadlines';
-import type { Runtime } from '../runtime/runtime';
+import type { KeptContext, Runtime } from '../runtime/runtime';
 import { leaseDriftMs } from '../runtime/lease-drift';
 import { Cohort, type CohortOpening } from './cohort';
 
@@ -51,6 +51,8 @@ export interface GrantSpec {
 export class LockGrant implements Deadline {
   /** Created on first use (handle.signal or a loss): most grants never need one. */
   private controller?: AbortController;
+  /** The async context of the call this grant was given to (heldBy): its loss is told there. */
+  private holderContext?: KeptContext;
   readonly openHolds = new Set<string>();
   /** Monotonic time at which the lease runs out unless renewed (counted from before the request). */
   expiresAt: number;
@@ -191,6 +193,15 @@ export class LockGrant implements Deadline {
     if (this.active && sentAt + this.leaseMs > this.expiresAt) this.renewed(sentAt, this.leaseMs);
   }
 
+  /**
+   * The grant is given to the call that asked for it, in that call's async context: kept, so that
+   * its loss is told there (abort listeners, the `lost` event and what logs or traces it), whatever
+   * found the loss. A renewal round, a notice or another request's forceRelease run elsewhere.
+   */
+  heldBy(context: KeptContext): void {
+    this.holderContext = context;
+  }
+
   /** Marks the grant lost: aborts the signal at once and stops its deadline and renewals. */
   lose(reason: LockLostReason, cause?: unknown): void {
     if (this.lost || this.ended) return;
@@ -198,7 +209,15 @@ export class LockGrant implements Deadline {
     this.held.runtime.deadlines.remove(this);
     // Built now if nobody asked for the signal yet, so a later handle.signal is already aborted.
     this.controller ??= new AbortController();
-    this.controller.abort(this.lost);
+    if (this.holderContext) this.holderContext.runInAsyncScope(this.tellLoss, this);
+    else this.tellLoss();
+  }
+
+  /** Aborts the signal and reports the loss (in the holder's context: see heldBy). */
+  private tellLoss(): void {
+    // Let go of the holder's context (its request's stores): a handle kept after the call keeps this grant.
+    this.holderContext = undefined;
+    this.controller!.abort(this.lost);
     this.held.ended(this, this.lost);
   }
 
@@ -206,6 +225,7 @@ export class LockGrant implements Deadline {
   end(): void {
     if (this.ended) return;
     this.ended = true;
+    this.holderContext = undefined;
     this.held.runtime.deadlines.remove(this);
     this.held.ended(this);
   }

@@ -90,7 +90,9 @@ export class EngineInspection {
    * (a failed start-up, a refused first call) sends nothing.
    */
   listenForNotices(): void {
-    if (!this.notices && !this.closed) this.notices = new NoticeSubscription(this.noticeDeps);
+    if (this.notices || this.closed) return;
+    // Called in the first caller's context; the subscription and its retries are the engine's own.
+    this.notices = this.noticeDeps.runtime.detached(() => new NoticeSubscription(this.noticeDeps));
   }
 
   /** Removes this engine's record, stops its timer and its notices (before the backend closes). */

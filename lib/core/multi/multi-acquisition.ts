@@ -157,6 +157,8 @@ export class MultiAcquisition {
   private async grant(round: Extract<Round, { status: 'granted' }>): Promise<MultiGrantHandle> {
     const { targets, kind, options, leaseMs, watchdog } = this.req;
     const { ctx, ids } = this;
+    // The caller's context, kept once for every key: a loss of any of them is told there.
+    const holder = ctx.runtime.keepContext();
     const handles = targets.map((t, i) => {
       const grant = new LockGrant(ctx.held, {
         kind,
@@ -169,6 +171,7 @@ export class MultiAcquisition {
         watchdog,
         requestedAt: round.requestedAt,
       });
+      grant.heldBy(holder);
       ctx.held.add(grant);
       return new GrantHandle(grant, ids.holdId);
     });

@@ -1,9 +1,19 @@
+import { AsyncResource } from 'node:async_hooks';
 import { Deadlines } from './deadlines';
 import { PooledRandomIds } from './random-ids';
 
 /** A timer of a Runtime: cancel() stops it (a no-op once it ran, for a one-shot timer). */
 export interface RuntimeTimer {
   cancel(): void;
+}
+
+/**
+ * An async context kept to run code in later: a caller's (a lock's loss runs in the context of the
+ * call that took the lock). In production an AsyncResource, which is one; elsewhere it just calls.
+ */
+export interface KeptContext {
+  /** Calls `fn` on `thisArg` inside the kept context. */
+  runInAsyncScope<This>(fn: (this: This) => void, thisArg: This): void;
 }
 
 /**
@@ -33,6 +43,14 @@ export interface Runtime {
   random(): number;
   /** The earliest-deadline heap on this runtime's clock and timers (see Deadlines). */
   readonly deadlines: Deadlines;
+  /**
+   * Runs `fn` in the engine's own async context, not its caller's: what `fn` opens for the engine's
+   * life (a connection, a subscription, a listener) then calls back in no request's context (no
+   * AsyncLocalStorage store, no trace). The timers of this runtime run there already.
+   */
+  detached<T>(fn: () => T): T;
+  /** The caller's async context now, kept for a lock's own events later (its loss): see LockGrant. */
+  keepContext(): KeptContext;
 }
 
 class NodeTimer implements RuntimeTimer {
@@ -45,17 +63,31 @@ class NodeTimer implements RuntimeTimer {
 
 const ids = new PooledRandomIds();
 
+/**
+ * The engine's own async context, made once at module load, outside every caller (issue 47): its
+ * timers start in it, and so do the connections and subscriptions it opens on first use. Made inside
+ * a request, they would call back in that request's AsyncLocalStorage (and OpenTelemetry) context for
+ * the engine's life: its log lines and spans would name a request that has long answered.
+ */
+const engineContext = new AsyncResource('DistributedLockEngine');
+
+/** Node's timer functions, called in the engine's context (no closure per call: the hot path arms timers). */
+const detachedTimeout = (fn: () => void, ms: number): NodeJS.Timeout =>
+  engineContext.runInAsyncScope(setTimeout, null, fn, ms) as NodeJS.Timeout;
+const detachedInterval = (fn: () => void, ms: number): NodeJS.Timeout =>
+  engineContext.runInAsyncScope(setInterval, null, fn, ms) as NodeJS.Timeout;
+
 /** The production runtime: performance.now(), Node's timers, the CSPRNG. One per process. */
 export const nodeRuntime: Runtime = {
   now: () => performance.now(),
   wallNow: () => Date.now(),
   setTimer(fn, ms, keepsAlive = false) {
-    const timer = setTimeout(fn, ms);
+    const timer = detachedTimeout(fn, ms);
     if (!keepsAlive) timer.unref();
     return new NodeTimer(timer);
   },
   setRepeating(fn, ms) {
-    return new NodeTimer(setInterval(fn, ms).unref());
+    return new NodeTimer(detachedInterval(fn, ms).unref());
   },
   nextTurn: () => new Promise<void>((resolve) => setImmediate(resolve)),
   randomId: () => ids.next(),
@@ -64,11 +96,14 @@ export const nodeRuntime: Runtime = {
   deadlines: new Deadlines(
     () => performance.now(),
     (fire, ms) => {
-      const timer = setTimeout(fire, ms).unref();
+      const timer = detachedTimeout(fire, ms).unref();
       return {
         cancel: () => clearTimeout(timer),
         keepAlive: (on) => void (on ? timer.ref() : timer.unref()),
       };
     },
   ),
+  detached: (fn) => engineContext.runInAsyncScope(fn),
+  // An AsyncResource is the context it was made in; the grant that keeps it lets go of it when it ends.
+  keepContext: () => new AsyncResource('DistributedLockGrant'),
 };

@@ -115,7 +115,9 @@ export class WakeupHub {
     if (this.closed || this.patterns.has(channel)) return;
     const entry = { listener, onRefused };
     this.patterns.set(channel, entry);
-    const all = askNodes(this.connections(), (sub) => this.subscribeOn(sub, channel, false));
+    const all = this.runtime.detached(() =>
+      askNodes(this.connections(), (sub) => this.subscribeOn(sub, channel, false)),
+    );
     const ballot = await withDeadline(this.runtime, all, this.readyTimeoutMs, {
       signal: this.closing.signal,
     });
@@ -183,7 +185,10 @@ export class WakeupHub {
 
   private async subscribe(channel: string, sharded: boolean): Promise<void> {
     if (this.closed) return;
-    const all = askNodes(this.connections(), (sub) => this.subscribeOn(sub, channel, sharded));
+    // In the engine's context: a connection this opens serves every later waiter (see connections).
+    const all = this.runtime.detached(() =>
+      askNodes(this.connections(), (sub) => this.subscribeOn(sub, channel, sharded)),
+    );
     // Without a subscription the waiter still wins through its backoff polling; a node that is
     // down (or frozen) must not hold the waiter here, so the wait for confirmations is bounded.
     await withDeadline(this.runtime, all, this.readyTimeoutMs, { signal: this.closing.signal });
@@ -218,6 +223,10 @@ export class WakeupHub {
     }
   }
 
+  /**
+   * The subscriber connections, opened on first use: always inside runtime.detached(), so their
+   * messages and reconnects call back in the engine's context, not the first waiter's (issue 47).
+   */
   private connections(): WakeupSubscriber[] {
     if (!this.subscribers) {
       const created = this.createSubscriber();

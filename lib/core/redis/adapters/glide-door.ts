@@ -271,17 +271,20 @@ class GlideSubscriber implements WakeupSubscriber {
       if (!config)
         throw new Error('This GLIDE client does not expose its configuration; wake-ups fall back to polling');
       const Client = this.source.constructor as unknown as GlideClass;
-      const sub = await Client.createClient({
-        ...config,
-        pubsubSubscriptions: {
-          channelsAndPatterns: {},
-          callback: (msg: { channel: unknown; message: unknown }) => {
-            const channel = String(msg.channel);
-            const message = String(msg.message);
-            for (const listener of this.listeners) listener(channel, message);
+      // In the engine's context: its message callback must not run in the first caller's (issue 47).
+      const sub = await nodeRuntime.detached(() =>
+        Client.createClient({
+          ...config,
+          pubsubSubscriptions: {
+            channelsAndPatterns: {},
+            callback: (msg: { channel: unknown; message: unknown }) => {
+              const channel = String(msg.channel);
+              const message = String(msg.message);
+              for (const listener of this.listeners) listener(channel, message);
+            },
           },
-        },
-      });
+        }),
+      );
       if (this.closed) sub.close();
       return sub;
     })();

@@ -58,6 +58,7 @@ export class IoredisDoor implements RedisDoor {
     args: readonly ScriptArg[],
     send: ScriptSend,
   ): Promise<unknown> {
+    this.connectDetached();
     this.coalesceWrites();
     // ioredis flattens array arguments itself: keys and args go as they are, not copied by a spread.
     const client = this.client as unknown as RawCommands;
@@ -72,12 +73,14 @@ export class IoredisDoor implements RedisDoor {
   }
 
   command(args: RedisArgs, routeKey?: string): Promise<unknown> {
+    this.connectDetached();
     const [name, ...rest] = args;
     return this.nodeFor(routeKey).call(String(name), ...rest);
   }
 
   async transaction(commands: readonly RedisArgs[], routeKey: string): Promise<unknown[]> {
     void routeKey; // ioredis routes a Cluster transaction by its keys itself
+    this.connectDetached();
     // ioredis builds the batch from its command methods, which are lower case.
     const batch = commands.map(([name, ...rest]) => [String(name).toLowerCase(), ...rest.map(String)]);
     const replies = await this.client.multi(batch).exec();
@@ -94,6 +97,19 @@ export class IoredisDoor implements RedisDoor {
       });
     }
     return new IoredisSubscriber(duplicateForSubscriber(this.client));
+  }
+
+  /**
+   * A lazyConnect client (the ones this library opens) connects on its first command, in that
+   * command's async context, and its socket then calls back there for the connection's life: its
+   * events, reconnects and the checks they start would run in the first caller's AsyncLocalStorage
+   * and trace (issue 47). It connects here instead, in the engine's own context. One read per call.
+   */
+  private connectDetached(): void {
+    const client = this.client;
+    if (client.status !== 'wait') return;
+    // The commands queued behind this connect hear why it failed; this promise has nothing to add.
+    nodeRuntime.detached(() => client.connect()).catch(() => undefined);
   }
 
   /**

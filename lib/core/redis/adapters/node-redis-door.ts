@@ -240,10 +240,13 @@ export class NodeRedisDoor implements RedisDoor {
     // Never again after close(): a late call (a registry write still under way) would reopen it.
     if (this.closed)
       return Promise.reject(new LockRedisError('The lock service closed its Redis connection'));
-    this.connecting ??= this.client.connect().catch((err: unknown) => {
-      this.connecting = undefined;
-      throw err;
-    });
+    // In the engine's context: the socket's callbacks must not run in the first caller's (issue 47).
+    this.connecting ??= nodeRuntime
+      .detached(() => this.client.connect())
+      .catch((err: unknown) => {
+        this.connecting = undefined;
+        throw err;
+      });
     return this.connecting;
   }
 }
@@ -340,7 +343,7 @@ class NodeRedisSubscriber implements WakeupSubscriber {
   private open(): Promise<unknown> | undefined {
     if (this.shared) return this.shared();
     // Failures reach the subscribe() that awaits this; the stored promise must not reject unheard.
-    this.connecting ??= this.sub.connect();
+    this.connecting ??= nodeRuntime.detached(() => this.sub.connect());
     this.connecting.catch(() => undefined);
     return this.connecting;
   }
