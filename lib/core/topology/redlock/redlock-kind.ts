@@ -87,7 +87,7 @@ export class RedlockKind implements LockKind {
       if (fenceProblem === undefined && this.runtime.now() - started < r.leaseMs) {
         return { status: 'granted', fencingToken: token, reentered: r.reenter };
       }
-      await this.releaseEverywhere(r, ballot);
+      this.releaseEverywhere(r);
       if (r.reenter) return { status: 'not-held' };
       return {
         status: 'busy',
@@ -95,7 +95,7 @@ export class RedlockKind implements LockKind {
         reason: fenceProblem ?? `RedLock: the quorum answered after the lease (${r.leaseMs} ms) had run out`,
       };
     }
-    await this.releaseEverywhere(r, ballot);
+    this.releaseEverywhere(r);
     const failed = failedVotes(ballot);
     const answered = countVotes(ballot, () => true);
     if (failed > n - q) {
@@ -235,12 +235,15 @@ export class RedlockKind implements LockKind {
    * Undoes an attempt on every node (a node that did not grant ignores the owner-checked release).
    * Nodes that answered are awaited; slow or failed ones get the release queued behind the attempt.
    */
-  private async releaseEverywhere(hold: HoldRef, ballot: Ballot<NodeAnswer>): Promise<void> {
-    await askNodes(this.nodes, (node, i) => {
-      const release = node.release(hold);
-      if (ballot[i]?.ok) return release;
-      release.catch(() => undefined); // not awaited: a failure is left to the lease
-      return Promise.resolve('not-held' as const);
-    });
+  /**
+   * Gives back a failed attempt on every node, without waiting: the caller's next attempt or its answer
+   * must not wait a node timeout more (waitMs bounds the call; a RedLock attempt that found nodes
+   * down took up to twice the node timeout before). Each node's connection sends the releases before
+   * any later command, and a release that fails is left to the lease.
+   */
+  private releaseEverywhere(r: AttemptRequest): void {
+    const hold: HoldRef = { ...r }; // this attempt's ids: a retry asks for a hold of its own
+    // Every node, also one that did not answer: it may have run the attempt (a reply lost or late).
+    for (const node of this.nodes) node.release(hold).catch(() => undefined); // a failure is left to the lease
   }
 }
