@@ -75,6 +75,9 @@ export class History {
   readonly writes: WriteRecord[] = [];
   readonly faults: FaultRecord[] = [];
   readonly problems: string[] = [];
+  /** Each process' connection events (the engine's `connection` event), in order. */
+  readonly connections: { readonly process: string; readonly state: 'up' | 'down'; readonly at: number }[] =
+    [];
   /** Every script the servers ran, in true time (what Redis did: the omniscient view). */
   runs: readonly ScriptRun[] = [];
   /** Lines of the readable trace (kept only when asked: a replay). */

@@ -119,6 +119,9 @@ export class World {
         this.history.note(this.sim.now, proc.name, `told lost ${e.key}: ${e.reason}`),
       );
       engine.events.on('connection', (s) =>
+        this.history.connections.push({ process: proc.name, state: s.state, at: this.sim.now }),
+      );
+      engine.events.on('connection', (s) =>
         this.history.note(
           this.sim.now,
           proc.name,
