@@ -6,6 +6,7 @@ import type { Deadline } from '../runtime/deadlines';
 import type { Runtime } from '../runtime/runtime';
 import { leaseDriftMs } from '../runtime/lease-drift';
 import { Cohort, type CohortOpening } from './cohort';
+import { OpenHolds } from './open-holds';
 
 /**
  * What a grant reports to, handed over when it is built: the engine's held locks (HeldLocks,
@@ -51,7 +52,7 @@ export interface GrantSpec {
 export class LockGrant implements Deadline {
   /** Created on first use (handle.signal or a loss): most grants never need one. */
   private controller?: AbortController;
-  readonly openHolds = new Set<string>();
+  readonly openHolds = new OpenHolds();
   /** Monotonic time at which the lease runs out unless renewed (counted from before the request). */
   expiresAt: number;
   /**
