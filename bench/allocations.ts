@@ -4,16 +4,19 @@
  * V8's sampling heap profiler counts every sampled allocation, collected ones included, over a fixed
  * number of operations after a warm-up; the figure is bytes sampled / operations (a sample every
  * 256 bytes on average, so it is an estimate, repeatable to a few per cent). Top allocation sites are
- * printed with `--sites`.
+ * printed with `--sites` (`--sites=N`: the top N). `--lib=DIR`: another copy of lib/ (e.g. `git archive
+ * <commit> lib` unpacked) for a before/after.
  */
 import Redis from 'ioredis';
 import * as inspector from 'node:inspector/promises';
 import { randomBytes } from 'node:crypto';
-import { createLockEngine } from '../lib/core';
+import { resolve } from 'node:path';
 import { startRedis } from '../test/support/redis-server';
 
 const OPS = 10_000;
-const SHOW_SITES = process.argv.includes('--sites');
+const sitesFlag = process.argv.find((a) => a === '--sites' || a.startsWith('--sites='));
+/** `--sites[=N]`: print the top N allocation sites (12 by default). */
+const SHOW_SITES = sitesFlag === undefined ? 0 : Number(sitesFlag.split('=')[1] ?? 12);
 
 interface ProfileNode {
   callFrame: { functionName: string; url: string; lineNumber: number };
@@ -50,13 +53,17 @@ async function allocationsPerOp(
     `${name.padEnd(34)} ${Math.round(total / OPS)} B/op (this library's code: ${Math.round(library / OPS)} B/op)`,
   );
   if (SHOW_SITES) {
-    for (const [site, bytes] of [...sites].sort((a, b) => b[1] - a[1]).slice(0, 12)) {
+    for (const [site, bytes] of [...sites].sort((a, b) => b[1] - a[1]).slice(0, SHOW_SITES)) {
       console.log(`    ${String(Math.round(bytes / OPS)).padStart(6)} B/op  ${site}`);
     }
   }
 }
 
 async function main(): Promise<void> {
+  const libDir = process.argv.find((a) => a.startsWith('--lib='))?.slice('--lib='.length);
+  const { createLockEngine } = (await import(
+    libDir ? `${resolve(libDir)}/core` : '../lib/core'
+  )) as typeof import('../lib/core');
   const server = await startRedis();
   const engine = createLockEngine({ redis: server.url, keyPrefix: 'bench:alloc:' });
   const redis = new Redis(server.url);

@@ -113,7 +113,9 @@ export class Acquisition {
             await this.giveBack();
             break;
           }
-          return await this.grant(result);
+          const granted = this.grant(result);
+          // Awaited only when the engine closed meanwhile (its release runs before cleanUp, as before).
+          return granted instanceof GrantHandle ? granted : await granted;
         }
         if (wait.pending) return this.takeHanded();
         this.busyReason = result.status === 'busy' ? result.reason : undefined;
@@ -185,8 +187,11 @@ export class Acquisition {
     }
   }
 
-  /** The grant a granted attempt stands for; a fresh cohort grant opens a cohort. */
-  private async grant(result: Extract<AttemptResult, { status: 'granted' }>): Promise<LockHandle> {
+  /**
+   * The grant a granted attempt stands for; a fresh cohort grant opens a cohort. Synchronous (no
+   * promise of its own on the uncontended path) unless the engine closed meanwhile.
+   */
+  private grant(result: Extract<AttemptResult, { status: 'granted' }>): GrantHandle | Promise<never> {
     this.acquired = true;
     const { key, names, kind, options, leaseMs, watchdog } = this.req;
     const { requestedAt, request, ctx } = this;
@@ -212,8 +217,9 @@ export class Acquisition {
     const handle = new GrantHandle(grant, request.holdId);
     ctx.held.add(grant);
     if (ctx.isClosed()) {
-      await handle.release();
-      throw new LockServiceClosedError('closed', key);
+      return handle.release().then(() => {
+        throw new LockServiceClosedError('closed', key);
+      });
     }
     const acks = result.replicaAcks !== undefined ? { replicaAcks: result.replicaAcks } : undefined;
     this.wait.reportGrant(key, requestedAt - this.wait.started, token, acks);

@@ -42,6 +42,8 @@ export class LockEngine {
   private readonly closing = new AbortController();
   private readonly context: AcquisitionContext;
   private closed?: Promise<void>;
+  /** A lock call was answered: force-release notices are listened for (afterLockCall ran). */
+  private listening = false;
   /** Inspection (list, inspect, forceRelease) and this engine's registry record; none on the in-memory backend. */
   private readonly inspection?: EngineInspection;
   /** Critical sections running in using() / hold(): close() lets them finish (drainMs). */
@@ -152,13 +154,11 @@ export class LockEngine {
   /** Takes every key, all or none, deadlock-free (see docs/ARCHITECTURE.md, multi-key locks). */
   acquire(keys: readonly string[], options?: LockOptions): Promise<MultiLockHandle>;
   acquire(key: string | readonly string[], options?: LockOptions): Promise<LockHandle | MultiLockHandle>;
-  async acquire(
-    key: string | readonly string[],
-    options?: LockOptions,
-  ): Promise<LockHandle | MultiLockHandle> {
-    const handle = (await this.requests.serve(key, options, false))!;
-    this.afterLockCall();
-    return handle;
+  acquire(key: string | readonly string[], options?: LockOptions): Promise<LockHandle | MultiLockHandle> {
+    // Never null: only tryAcquire resolves null. serve() is async: a bad argument rejects, never throws.
+    const served = this.requests.serve(key, options, false) as Promise<LockHandle | MultiLockHandle>;
+    // Once notices are listened for, the answer is passed on as it is: no promise more per call.
+    return this.listening ? served : served.then(this.afterLockCall);
   }
 
   /** Like acquire, but resolves null when busy (default `waitMs` 0: a single attempt). */
@@ -172,10 +172,8 @@ export class LockEngine {
     key: string | readonly string[],
     options?: LockOptions,
   ): Promise<LockHandle | MultiLockHandle | null> {
-    return this.requests.serve(key, options, true).then((handle) => {
-      this.afterLockCall();
-      return handle;
-    });
+    const served = this.requests.serve(key, options, true);
+    return this.listening ? served : served.then(this.afterLockCall);
   }
 
   /** Runs `fn` holding the lock, inside its critical section (nested calls re-enter); always releases. */
@@ -260,9 +258,11 @@ export class LockEngine {
    * A lock call answered: this engine uses locks, so it listens for force-release notices from now on
    * (once; subscribed beside the lock path, not on it: the first call does not wait for it).
    */
-  private afterLockCall(): void {
+  private readonly afterLockCall = <H>(handle: H): H => {
     this.inspection?.listenForNotices();
-  }
+    this.listening = true;
+    return handle;
+  };
 
   private async shutdown(): Promise<void> {
     this.closing.abort(new LockServiceClosedError('shutting down'));

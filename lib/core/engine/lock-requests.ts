@@ -73,11 +73,12 @@ export class LockRequests {
     const { context, engineId } = this.parts;
     // The grant, not this one handle: after a downgrade the frame's write handle is released while
     // the read hold on the same grant lives on, and asking again must re-enter, not self-deadlock.
-    const grants = call.targets.map((t) => {
+    const grantOf = (t: MultiLockTarget) => {
       const held = heldInScope(engineId, t.names.lock);
       return held instanceof GrantHandle ? held.grant : undefined;
-    });
-    if (!Array.isArray(key)) return this.one(call, grants[0]);
+    };
+    if (!Array.isArray(key)) return this.one(call, grantOf(call.targets[0]!));
+    const grants = call.targets.map(grantOf);
     const lost = grants.find((g) => g?.lost);
     if (lost) throw lost.lost;
     const active = grants.filter((g): g is LockGrant => g?.active === true);

@@ -9,11 +9,16 @@ const HOLD_TIME_ALPHA = 0.3;
  */
 export class HoldTimes {
   private readonly averages = new Map<string, number>();
+  /** The key recorded last: already last in the Map's order. */
+  private newest?: string;
 
   /** Records one hold of `key` that lasted `heldMs`. */
   record(key: string, heldMs: number): void {
     const previous = this.averages.get(key);
-    if (previous !== undefined) this.averages.delete(key); // re-inserted last: Map order is the eviction order
+    // Re-inserted last: Map order is the eviction order. The newest key is last already, and a delete
+    // and insert of the same key on every release made V8 rebuild a small Map's table each time.
+    if (previous !== undefined && key !== this.newest) this.averages.delete(key);
+    this.newest = key;
     this.averages.set(
       key,
       previous === undefined ? heldMs : previous + HOLD_TIME_ALPHA * (heldMs - previous),

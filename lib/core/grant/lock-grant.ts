@@ -6,6 +6,7 @@ import type { Deadline } from '../runtime/deadlines';
 import type { KeptContext, Runtime } from '../runtime/runtime';
 import { leaseDriftMs } from '../runtime/lease-drift';
 import { Cohort, type CohortOpening } from './cohort';
+import { OpenHolds } from './open-holds';
 
 /**
  * What a grant reports to, handed over when it is built: the engine's held locks (HeldLocks,
@@ -53,7 +54,7 @@ export class LockGrant implements Deadline {
   private controller?: AbortController;
   /** The async context of the call this grant was given to (heldBy): its loss is told there. */
   private holderContext?: KeptContext;
-  readonly openHolds = new Set<string>();
+  readonly openHolds = new OpenHolds();
   /** Monotonic time at which the lease runs out unless renewed (counted from before the request). */
   expiresAt: number;
   /**

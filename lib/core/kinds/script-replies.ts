@@ -91,18 +91,18 @@ export function queuedAttemptCall(
 }
 
 /** Runs a per-hold release script on the lock's keys (lock, aux) and decodes its reply. */
-export async function releaseHold(
+export function releaseHold(
   gateway: ScriptRunner,
   script: LuaScript<HoldReleaseArgs, HoldReleaseReply>,
   h: HoldRef,
 ): Promise<ReleaseResult>;
-export async function releaseHold(
+export function releaseHold(
   gateway: ScriptRunner,
   script: LuaScript<MutexReleaseArgs, HoldReleaseReply>,
   h: HoldRef,
   alwaysPublish: '0' | '1',
 ): Promise<ReleaseResult>;
-export async function releaseHold(
+export function releaseHold(
   gateway: ScriptRunner,
   script: LuaScript<HoldReleaseArgs, HoldReleaseReply> | LuaScript<MutexReleaseArgs, HoldReleaseReply>,
   h: HoldRef,
@@ -113,11 +113,14 @@ export async function releaseHold(
   // mutex-release.lua's optional arguments, sent only when they are not their defaults.
   if (alwaysPublish !== undefined && h.yieldTo) args.push(alwaysPublish, h.yieldTo.process, h.yieldTo.ms);
   else if (alwaysPublish === '1') args.push('1');
-  const reply = await gateway.run(
-    script as LuaScript<(string | number)[], HoldReleaseReply>,
-    [names.lock, names.aux],
-    args,
-    { userKey: h.key },
-  );
+  // A promise chain, not an async function: one promise less on every release.
+  return gateway
+    .run(script as LuaScript<(string | number)[], HoldReleaseReply>, [names.lock, names.aux], args, {
+      userKey: h.key,
+    })
+    .then(releaseResult);
+}
+
+function releaseResult(reply: HoldReleaseReply): ReleaseResult {
   return reply === 1 ? 'released' : reply === 2 ? 'still-held' : 'not-held';
 }
