@@ -118,16 +118,11 @@ export class World {
       engine.events.on('lost', (e) =>
         this.history.note(this.sim.now, proc.name, `told lost ${e.key}: ${e.reason}`),
       );
-      engine.events.on('connection', (s) =>
-        this.history.connections.push({ process: proc.name, state: s.state, at: this.sim.now }),
-      );
-      engine.events.on('connection', (s) =>
-        this.history.note(
-          this.sim.now,
-          proc.name,
-          `connection ${s.name} ${s.state}${s.reason ? ` (${s.reason})` : ''}`,
-        ),
-      );
+      engine.events.on('connection', (s) => {
+        this.history.connections.push({ process: proc.name, state: s.state, at: this.sim.now });
+        const reason = s.reason ? ` (${s.reason})` : '';
+        this.history.note(this.sim.now, proc.name, `connection ${s.name} ${s.state}${reason}`);
+      });
     }
     this.planFaults(root.fork());
     root.fork(); // reserved

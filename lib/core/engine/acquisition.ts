@@ -58,8 +58,7 @@ export class Acquisition {
     const started = ctx.runtime.now();
     this.cohorts = req.kind.cohorts === true && ctx.reserveTokens > 1;
     const { key, names, options, leaseMs, kind } = req;
-    // The engine id prefixes the owner id, so a script can tell this process' owners apart.
-    const owner = `${ctx.held.engineId}.${ctx.runtime.randomId()}`;
+    const owner = ownerId(ctx);
     this.request = { key, names, owner, holdId: ctx.runtime.randomId(), leaseMs, reenter: false, options };
     if (this.cohorts) {
       this.request.reserveTokens = ctx.reserveTokens;
@@ -158,7 +157,7 @@ export class Acquisition {
       // deadline, and undoing that late grant must not take the grant this attempt wins. (A reentrant
       // kind then re-enters the owner's late grant with the new hold; the late one is given back.)
       request.holdId = ctx.runtime.randomId();
-      if (!this.req.kind.reentrant) request.owner = `${ctx.held.engineId}.${ctx.runtime.randomId()}`;
+      if (!this.req.kind.reentrant) request.owner = ownerId(ctx);
     }
     this.requestedAt = ctx.runtime.now();
     const lock = this.req.names.lock;
@@ -253,4 +252,9 @@ export class Acquisition {
     if (this.ctx.queues.waitersOf(names.lock) > 0 || !this.ctx.recordedWaits.delete(names.lock)) return;
     void kind.abandon(this.request);
   }
+}
+
+/** A new owner id. The engine id prefixes it, so a script can tell this process' owners apart. */
+function ownerId(ctx: AcquisitionContext): string {
+  return `${ctx.held.engineId}.${ctx.runtime.randomId()}`;
 }

@@ -10,13 +10,7 @@ import {
   type RenewRequest,
   type RenewResult,
 } from './lock-kind';
-import {
-  AttemptReply,
-  decodeAttemptReply,
-  lateReplyAction,
-  PublishCommand,
-  releaseHold,
-} from './script-replies';
+import { AttemptReply, decodeAttemptReply, attemptCall, PublishCommand, releaseHold } from './script-replies';
 import { MUTEX_RELEASE } from './reentrant-mutex';
 import { renewInBatches } from './renew-batch';
 
@@ -93,7 +87,6 @@ export class FairLock implements LockKind {
 
   async attempt(r: AttemptRequest): Promise<AttemptResult> {
     const keys = [r.names.lock, r.names.aux, fairDeadlinesKey(r.names), r.names.fence];
-    const { owner, holdId } = r; // the hold this attempt asks for (a retry asks for another)
     const reply = await this.gateway.run(
       ACQUIRE,
       keys,
@@ -109,16 +102,8 @@ export class FairLock implements LockKind {
         r.reserveTokens ?? 1,
         r.process ?? '',
       ],
-      {
-        userKey: r.key,
-        onLateReply: (late) => {
-          const action = lateReplyAction(late);
-          if (action === 'release') this.release({ ...r, owner, holdId }).catch(() => undefined);
-          // A process' entry is shared by its local waiters: the last one to give up takes it out.
-          if (action === 'abandon' && fairQueueEntry(r) === r.owner) void this.abandon(r);
-        },
-        timeoutMs: r.timeoutMs,
-      },
+      // A process' entry is shared by its local waiters: the last one to give up takes it out.
+      attemptCall(this, r, fairQueueEntry(r) === r.owner ? this : undefined),
     );
     return decodeAttemptReply(reply, r.key, keys);
   }

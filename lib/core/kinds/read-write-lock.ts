@@ -15,7 +15,7 @@ import {
   decodeAttemptReply,
   HoldReleaseArgs,
   HoldReleaseReply,
-  queuedAttemptCall,
+  attemptCall,
   PublishCommand,
   releaseHold,
 } from './script-replies';
@@ -91,7 +91,7 @@ export class ReadWriteLock implements LockKind {
         r.names.channel,
         this.gateway.publishCommand,
       ],
-      queuedAttemptCall(this, r),
+      attemptCall(this, r, this),
     );
     return decodeAttemptReply(reply, r.key, [r.names.lock, r.names.aux]);
   }

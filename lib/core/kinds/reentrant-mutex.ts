@@ -15,7 +15,7 @@ import {
   decodeAttemptReply,
   MutexReleaseArgs,
   HoldReleaseReply,
-  lateReplyAction,
+  attemptCall,
   releaseHold,
 } from './script-replies';
 
@@ -68,17 +68,13 @@ export class ReentrantMutex implements LockKind {
 
   // A promise chain, not an async function: one promise less on every attempt.
   attempt(r: AttemptRequest): Promise<AttemptResult> {
-    const { owner, holdId } = r; // the hold this attempt asks for (a retry asks for another)
     return this.gateway
-      .run(ACQUIRE, [r.names.lock, r.names.fence, r.names.aux], acquireArgs(r, this.fenceTtlMs), {
-        userKey: r.key,
-        onLateReply: (late) => {
-          // Ignored: a late grant nobody holds ends with its lease when this release fails too.
-          if (lateReplyAction(late) === 'release')
-            this.release({ ...r, owner, holdId }).catch(() => undefined);
-        },
-        timeoutMs: r.timeoutMs,
-      })
+      .run(
+        ACQUIRE,
+        [r.names.lock, r.names.fence, r.names.aux],
+        acquireArgs(r, this.fenceTtlMs),
+        attemptCall(this, r),
+      )
       .then((reply) => decodeAttemptReply(reply, r.key, [r.names.lock]));
   }
 

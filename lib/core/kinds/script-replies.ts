@@ -71,20 +71,24 @@ export function lateReplyAction(reply: AttemptReply): 'release' | 'abandon' | 'n
 }
 
 /**
- * The call options of a queuing kind's attempt (read-write, fair, semaphore): a reply that comes
- * after the deadline is undone — a late grant released, a late place in the queue abandoned.
+ * The call options of every kind's attempt: a reply that comes after the deadline is undone. A late
+ * grant is released: the hold this attempt asked for, read now, since a retry of the same call asks
+ * for a hold of its own in the same request. A late place in a queue is abandoned by `queue` (a
+ * queuing kind: read-write, fair, semaphore), when given.
  */
-export function queuedAttemptCall(
-  kind: { release(h: HoldRef): Promise<unknown>; abandon(r: AttemptRequest): Promise<void> },
+export function attemptCall(
+  kind: { release(h: HoldRef): Promise<unknown> },
   r: AttemptRequest,
+  queue?: { abandon(r: AttemptRequest): Promise<void> },
 ): ScriptCall<AttemptReply> {
-  const { owner, holdId } = r; // the hold this attempt asks for (a retry asks for another)
+  const { owner, holdId } = r;
   return {
     userKey: r.key,
     onLateReply: (late) => {
       const action = lateReplyAction(late);
+      // Ignored: a late grant nobody holds ends with its lease when this release fails too.
       if (action === 'release') kind.release({ ...r, owner, holdId }).catch(() => undefined);
-      if (action === 'abandon') void kind.abandon(r);
+      if (action === 'abandon' && queue) void queue.abandon(r);
     },
     timeoutMs: r.timeoutMs,
   };

@@ -15,7 +15,7 @@ import {
   decodeAttemptReply,
   HoldReleaseArgs,
   HoldReleaseReply,
-  queuedAttemptCall,
+  attemptCall,
   PublishCommand,
   releaseHold,
 } from './script-replies';
@@ -86,7 +86,7 @@ export class Semaphore implements LockKind {
         r.options.permits ?? 1,
         this.willWait(r) ? this.reservationTtlMs : 0,
       ],
-      queuedAttemptCall(this, r),
+      attemptCall(this, r, this),
     );
     return decodeAttemptReply(reply, r.key, [r.names.lock, r.names.aux]);
   }

@@ -10,7 +10,7 @@ import {
 import type { ScriptRunner } from '../redis/redis-gateway';
 import { renewInBatches } from './renew-batch';
 import { defineScript } from '../redis/script-library';
-import { AttemptReply, decodeAttemptReply, lateReplyAction, PublishCommand } from './script-replies';
+import { AttemptReply, attemptCall, decodeAttemptReply, PublishCommand } from './script-replies';
 
 const ACQUIRE = defineScript<
   [owner: string, leaseMs: number, fenceTtlMs: number, reserve: number],
@@ -37,19 +37,11 @@ export class TokenLock implements LockKind {
   ) {}
 
   async attempt(r: AttemptRequest): Promise<AttemptResult> {
-    const { owner, holdId } = r; // the grant this attempt asks for (a retry asks for another)
     const reply = await this.gateway.run(
       ACQUIRE,
       [r.names.lock, r.names.fence],
       [r.owner, r.leaseMs, this.fenceTtlMs, r.reserveTokens ?? 1],
-      {
-        userKey: r.key,
-        onLateReply: (late) => {
-          if (lateReplyAction(late) === 'release')
-            this.release({ ...r, owner, holdId }).catch(() => undefined);
-        },
-        timeoutMs: r.timeoutMs,
-      },
+      attemptCall(this, r),
     );
     return decodeAttemptReply(reply, r.key, [r.names.lock]);
   }
