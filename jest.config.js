@@ -2,7 +2,8 @@
  * The one Jest configuration. Six projects, one per kind of spec; the package.json scripts pick them
  * with --selectProjects and add the run-wide flags (--runInBand, --detectOpenHandles):
  *
- *   unit    test/unit/, test/memory/  pure modules and the in-memory backend, no redis-server (test:quick)
+ *   unit    test/unit/, test/memory/  pure modules and the in-memory backend, no redis-server (test:quick);
+ *           test/virtual-time/        the engine's timing logic on the simulator's virtual time
  *   redis   the rest of test/         real redis-server processes on free ports, in parallel workers
  *   faults  test/faults/              kills, pauses, restarts, freezes, failovers: each spec starts its own
  *                                     servers and processes; two spec files at a time
@@ -24,7 +25,9 @@ const { swcOptions } = require('./test/support/swc-options.cjs');
 
 const SPEC = '**/*.spec.ts';
 const IGNORED = ['/node_modules/'];
-const OWN_FOLDERS = ['unit', 'memory', 'faults', 'packaging'].map((folder) => `<rootDir>/test/${folder}/`);
+const OWN_FOLDERS = ['unit', 'memory', 'virtual-time', 'faults', 'packaging'].map(
+  (folder) => `<rootDir>/test/${folder}/`,
+);
 const NEST12_SUITE = '<rootDir>/test/packaging/nest12-suite';
 
 // SWC, not ts-jest: on a cold cache (a fresh clone, CI) it costs a tenth of the CPU
@@ -50,7 +53,7 @@ module.exports = {
     {
       ...common,
       displayName: 'unit',
-      roots: ['<rootDir>/test/unit', '<rootDir>/test/memory'],
+      roots: ['<rootDir>/test/unit', '<rootDir>/test/memory', '<rootDir>/test/virtual-time'],
       testPathIgnorePatterns: IGNORED,
     },
     {

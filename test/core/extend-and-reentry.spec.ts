@@ -3,7 +3,7 @@
  * row of the bad-input table in RELIABILITY.md): extend() takes the same validation as leaseMs
  * (refused before any command, the lock untouched), a re-entry that moves the lease in Redis moves
  * it locally too. That a fixed lease ends locally before Redis can give the lock to anyone else is
- * test/faults/timing/lease-ends-locally.spec.ts (it needs its timer on time: in band).
+ * test/virtual-time/leases.spec.ts (exact in virtual time).
  */
 import { KeySpace } from '../../lib/core/kinds/key-space';
 import type { LockEngine } from '../../lib/core/engine/lock-engine';

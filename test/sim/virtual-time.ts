@@ -51,7 +51,10 @@ export class Simulation {
     return this.at(this.now + ms, run, owner);
   }
 
-  /** Runs events in order until none is due by `until` (true ms), or `stop()` says so. */
+  /**
+   * Runs events in order until none is due by `until` (true ms): time is then `until`. Or until
+   * `stop()` says so after an event: time is then that event's.
+   */
   async run(until: number, stop?: () => boolean): Promise<void> {
     for (;;) {
       const next = this.pop(until);
@@ -68,7 +71,8 @@ export class Simulation {
       this.steps++;
       next.run();
       await settle();
-      if (stop?.()) break;
+      // Stopped: time stays at the event that stopped it.
+      if (stop?.()) return;
     }
     this.now = Math.max(this.now, until);
   }
@@ -116,7 +120,7 @@ function before(a: SimEvent, b: SimEvent): boolean {
  * Lets every microtask queued so far run (and those they queue): a macrotask of the real event loop
  * runs only once the microtask queue is empty. Nothing else is on the real loop during a simulation.
  */
-function settle(): Promise<void> {
+export function settle(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
