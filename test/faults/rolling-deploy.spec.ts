@@ -73,6 +73,23 @@ const LEASES = [
   { name: 'watchdog', lock: {}, engine: WATCHDOG, holdMs: HOLD_MS },
 ];
 
+/** The round of `kind` under `lease`: a key, a counter and occupancy marks of its own. */
+function roundOf(kind: Kind, lease: (typeof LEASES)[number]): Round {
+  const tag = `rolling:${KINDS.indexOf(kind)}:${LEASES.indexOf(lease)}`;
+  return {
+    id: `${kind.name} / ${lease.name}`,
+    key: `${tag}:lock`,
+    counter: `${tag}:counter`,
+    inside: `${tag}:inside`,
+    lock: { ...kind.lock, ...lease.lock },
+    engine: { ...kind.engine, ...lease.engine },
+    callers: CALLERS,
+    iterations: ITERATIONS,
+    readers: kind.readers ?? 0,
+    holdMs: lease.holdMs,
+  };
+}
+
 /** Extracts `commit`'s lib/ with `git archive`; fails with what to do when the clone lacks it. */
 function extractLib(commit: string): string {
   const found = spawnSync('git', ['cat-file', '-e', `${commit}^{commit}`], { cwd: REPO, encoding: 'utf8' });
@@ -117,6 +134,9 @@ describe.each(OLD_RELEASES)('rolling deploy: $name ($commit) and this checkout o
   let admin: Redis;
   let oldLib: string | undefined;
   const workers: { side: Side; name: string; process: WorkerProcess }[] = [];
+  type Reports = { side: Side; name: string; process: WorkerProcess; report: RoundReport }[];
+  /** Each round's reports, one per process, by round id. */
+  const reportsOf = new Map<string, Promise<Reports>>();
 
   beforeAll(async () => {
     oldLib = extractLib(release.commit);
@@ -135,7 +155,33 @@ describe.each(OLD_RELEASES)('rolling deploy: $name ($commit) and this checkout o
     }
     // The first start of the old release transpiles its lib/ (ts-register's cache is then warm).
     await Promise.all(workers.map((w) => w.process.waitForMessage((m) => m.type === 'ready', 90_000)));
-  }, 120_000);
+    // Every round at once, each on a key of its own (the tests below take their round's reports): the
+    // rounds mostly wait on Redis and on each other's holds, so side by side they take the time of one.
+    const rounds = LEASES.flatMap((lease) => KINDS.map((kind) => roundOf(kind, lease)));
+    for (const round of rounds) for (const w of workers) w.process.send({ type: 'round', ...round });
+    await Promise.all(
+      rounds.flatMap((round) =>
+        workers.map((w) =>
+          w.process.waitForMessage((m) => m.type === 'round-ready' && m.id === round.id, 60_000),
+        ),
+      ),
+    );
+    for (const round of rounds) {
+      const done = Promise.all(
+        workers.map(async (w) => ({
+          ...w,
+          report: await w.process.waitForMessage<RoundReport>(
+            (m) => m.type === 'round-done' && m.id === round.id,
+            180_000,
+          ),
+        })),
+      );
+      // Awaited by the round's test; a failure is that test's, not an unhandled rejection meanwhile.
+      done.catch(() => undefined);
+      reportsOf.set(round.id, done);
+    }
+    for (const round of rounds) for (const w of workers) w.process.send({ type: 'go', id: round.id });
+  }, 180_000);
 
   afterAll(async () => {
     for (const w of workers) w.process.send({ type: 'exit' });
@@ -155,36 +201,9 @@ describe.each(OLD_RELEASES)('rolling deploy: $name ($commit) and this checkout o
     it.each(KINDS)(
       '$name: no lost update, no double grant, tokens increase across releases',
       async (kind) => {
-        const id = `${kind.name} / ${lease.name}`;
-        const tag = `rolling:${KINDS.indexOf(kind)}:${LEASES.indexOf(lease)}`;
-        const round: Round = {
-          id,
-          key: `${tag}:lock`,
-          counter: `${tag}:counter`,
-          inside: `${tag}:inside`,
-          lock: { ...kind.lock, ...lease.lock },
-          engine: { ...kind.engine, ...lease.engine },
-          callers: CALLERS,
-          iterations: ITERATIONS,
-          readers: kind.readers ?? 0,
-          holdMs: lease.holdMs,
-        };
-        for (const w of workers) w.process.send({ type: 'round', ...round });
-        await Promise.all(
-          workers.map((w) =>
-            w.process.waitForMessage((m) => m.type === 'round-ready' && m.id === id, 60_000),
-          ),
-        );
-        for (const w of workers) w.process.send({ type: 'go' });
-        const reports = await Promise.all(
-          workers.map(async (w) => ({
-            ...w,
-            report: await w.process.waitForMessage<RoundReport>(
-              (m) => m.type === 'round-done' && m.id === id,
-              90_000,
-            ),
-          })),
-        );
+        const round = roundOf(kind, lease);
+        const { id } = round;
+        const reports = await reportsOf.get(id)!;
 
         // The new build may refuse to run beside the old one, all its processes alike; then only the old count.
         const newRefused = reports.filter((r) => r.side === 'new' && refused(r.report));

@@ -4,10 +4,11 @@
  * loads the repository's node_modules), so that processes of two releases share one Redis and one key.
  *
  * Protocol (worker-io.ts): {type:'ready', pid} once connected; then, for each {type:'round', ...Round}
- * from the parent, {type:'round-ready', id}, and after the parent's {type:'go'} one
- * {type:'round-done', ...RoundReport}; {type:'exit'} ends the process. A round opens an engine of its
- * own (`createLockEngine({ redis: REDIS_URL, ...engine })`), runs its loops, closes the engine, so one
- * process serves every kind and lease mode in turn.
+ * from the parent, {type:'round-ready', id}, and after the parent's {type:'go', id} one
+ * {type:'round-done', ...RoundReport}; {type:'exit'} ends the process once its rounds are done. A round
+ * opens an engine of its own (`createLockEngine({ redis: REDIS_URL, ...engine })`), runs its loops and
+ * closes the engine; rounds (each on a key of its own) run side by side, so one process serves every
+ * kind and lease mode at once.
  *
  * Each of `callers` loops does `iterations` critical sections of the lock `key` (options `lock`): a
  * read-modify-write of the counter (GET, a turn of the event loop, SET value + 1) through a data client
@@ -167,18 +168,20 @@ async function main(): Promise<void> {
   // Loaded at run time: LIB_DIR names the release under test.
   const core = (await import(path.join(libDir, 'core'))) as { createLockEngine: CreateLockEngine };
   await data.ping();
-  let queue = Promise.resolve();
-  let start = (): void => undefined;
+  const rounds: Promise<void>[] = [];
+  const starts = new Map<string, () => void>();
   onParentMessage((message: { type: string } & Partial<Round>) => {
     if (message.type === 'round') {
-      const go = new Promise<void>((resolve) => (start = resolve));
-      queue = queue
-        .then(async () => emit({ ...(await runRound(core.createLockEngine, message as Round, go)) }))
-        .catch((error: unknown) => emit({ type: 'error', message: describeError(error) }));
+      const go = new Promise<void>((resolve) => starts.set(message.id!, resolve));
+      rounds.push(
+        runRound(core.createLockEngine, message as Round, go)
+          .then((report) => emit({ ...report }))
+          .catch((error: unknown) => emit({ type: 'error', message: describeError(error) })),
+      );
     } else if (message.type === 'go') {
-      start();
+      starts.get(message.id!)?.();
     } else if (message.type === 'exit') {
-      queue = queue.then(async () => {
+      void Promise.all(rounds).then(async () => {
         await data.quit().catch(() => data.disconnect());
         process.exit();
       });
