@@ -25,6 +25,7 @@ export class AppModule {
           useFactory: async (cfg: SampleConfig, client: LockClient) => ({
             redis: await client.option(),
             keyPrefix: `${cfg.keyPrefix}lock:`,
+            ...(cfg.lockWatchdogMs !== undefined && { watchdogLeaseMs: cfg.lockWatchdogMs }),
             defaults: {
               waitMs: cfg.lockWaitMs,
               ...(cfg.lockLeaseMs !== undefined && { leaseMs: cfg.lockLeaseMs }),

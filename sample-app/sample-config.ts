@@ -28,6 +28,11 @@ export interface SampleConfig {
    */
   lockLeaseMs?: number;
   /**
+   * The watchdog's lease (env `LOCK_WATCHDOG_MS`; the module's `watchdogLeaseMs`, renewed every third of
+   * it). Unset (the default): the module's 30 000. A shorter one finds a lost lock sooner.
+   */
+  lockWatchdogMs?: number;
+  /**
    * PostgreSQL for the inventory (env `DATABASE_URL`, e.g. postgres://user@127.0.0.1:5432/db): its
    * writes go through the fencing SQL helper. Unset (the default): the inventory lives in Redis.
    */
@@ -58,6 +63,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): SampleConfi
     seckillDelayMs: intFromEnv(env, 'SECKILL_DELAY_MS', d.seckillDelayMs),
     lockWaitMs: intFromEnv(env, 'LOCK_WAIT_MS', d.lockWaitMs),
     ...(env.LOCK_LEASE_MS ? { lockLeaseMs: intFromEnv(env, 'LOCK_LEASE_MS', 0) } : {}),
+    ...(env.LOCK_WATCHDOG_MS ? { lockWatchdogMs: intFromEnv(env, 'LOCK_WATCHDOG_MS', 0) } : {}),
     ...(env.DATABASE_URL ? { databaseUrl: env.DATABASE_URL } : {}),
   };
 }
