@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm run test:packed` (part of `npm test`): the library as users get it — built, packed, installed
+// `npm run test:packed` (part of `npm run test:packaging`): the library as users get it — built, packed, installed
 // from the tarball — on Nest 11 and on Nest 12, loaded as CommonJS and as ES modules.
 //   1. npm run build, npm pack → a temp dir (exactly the files a user downloads)
 // Everything it runs lives in test/packaging/:
@@ -7,14 +7,13 @@
 //        dual-load.test.mjs   require() and import in one process give the same classes
 //        dual-load-service.test.mjs   ... and one service: a lock re-entered across the two, one holder
 //        jest-cjs.test.cjs    Jest's CommonJS runtime (what Nest 11 apps' tests use)
-//        types/               the .d.ts / .d.mts / .d.cts under node10, node16, nodenext and bundler, skipLibCheck off
 //      and packed/ (the Jest project `packed`): the tarball with its optional peers blocked
 //   3. nest12/ (an ESM-only Nest 12 app): npm ci when stale, the tarball installed with --no-save;
-//        node:test smoke, Jest in ESM mode, Vitest, and its types under node16 and nodenext
+//        node:test smoke, Jest in ESM mode, Vitest
 //   4. the Nest-layer and e2e specs of the repository on Nest 12 and the packed build
 //      (the Jest project `nest12`, Jest in ESM mode; nest12-suite/ redirects the imports)
-// The type checks run in the background beside the other steps (two cores, two processes), one process
-// per app (scripts/type-check.cjs: one compiler start-up for its four or two module resolutions).
+// The two apps' type checks of the packed declarations (nest11/types/, nest12/types/) are not run here:
+// `npm run check:packed-types` runs them on what this script installed (.ci/run, after `npm run test:packaging`).
 // Writes nothing tracked: dist/ and test/packaging/*/node_modules are ignored.
 'use strict';
 const { spawn } = require('node:child_process');
@@ -26,7 +25,6 @@ const root = path.resolve(__dirname, '..');
 const packageDir = path.join(root, 'test', 'packaging', 'nest11');
 const nest12Dir = path.join(root, 'test', 'packaging', 'nest12');
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-const typeCheck = path.join(root, 'scripts', 'type-check.cjs');
 const jest = path.join(root, 'node_modules', 'jest', 'bin', 'jest.js');
 const timings = [];
 
@@ -51,35 +49,6 @@ async function run(label, command, args, cwd, { capture = false } = {}) {
 
 function node(label, args, cwd) {
   return run(label, process.execPath, args, cwd);
-}
-
-// The type checks (single-threaded, a quarter of this script's time) run one at a time in the
-// background beside the light steps (node:test, npm install, the small Jest runs): two processes for two
-// cores. Their output is printed as each ends; the Nest 12 suite waits for them.
-let typeChecks = Promise.resolve();
-const typeCheckFailures = [];
-function typeCheckInBackground(label, cwd, projects) {
-  typeChecks = typeChecks.then(
-    () =>
-      new Promise((resolve) => {
-        const started = Date.now();
-        const child = spawn(process.execPath, [typeCheck, ...projects], {
-          cwd,
-          stdio: ['ignore', 'pipe', 'pipe'],
-        });
-        let output = '';
-        child.stdout.on('data', (chunk) => (output += chunk));
-        child.stderr.on('data', (chunk) => (output += chunk));
-        child.on('close', (code) => {
-          timings.push(`${label} (background): ${((Date.now() - started) / 1000).toFixed(1)} s`);
-          console.log(
-            `\n[test-packed] ${label}: ${path.relative(root, cwd)}$ type-check ${projects.join(' ')}\n${output}`,
-          );
-          if (code !== 0) typeCheckFailures.push(`${label} (exit ${code})`);
-          resolve();
-        });
-      }),
-  );
 }
 
 /** npm ci only when node_modules does not match the lock file (it is ~25 s on a 2-core machine). */
@@ -123,13 +92,6 @@ async function main() {
       packageDir,
     );
     await node('Nest 11: Jest CommonJS runtime', [jest, '-c', 'jest.config.cjs'], packageDir);
-    typeCheckInBackground(
-      'Nest 11: types (nodenext, node10, node16, bundler)',
-      packageDir,
-      // nodenext first: its program holds both consumers (.cts and .mts), so every declaration file
-      // the others load is checked in full there (scripts/type-check.cjs).
-      ['nodenext', 'node10', 'node16', 'bundler'].map((mode) => `types/tsconfig.${mode}.json`),
-    );
     // The tarball alone, its optional peers blocked: it loads, locks and names a missing peer.
     process.env.PACKED_PACKAGE_DIR = unpacked;
     await node('without optional peers', [jest, '--selectProjects', 'packed'], root);
@@ -144,11 +106,6 @@ async function main() {
       ['install', '--no-save', '--no-audit', '--no-fund', '--prefer-offline', tarball],
       nest12Dir,
     );
-    typeCheckInBackground(
-      'Nest 12: types (nodenext, node16; ESM consumer)',
-      nest12Dir,
-      ['nodenext', 'node16'].map((mode) => `types/tsconfig.${mode}.json`),
-    );
     await node('Nest 12: node:test smoke', ['--test', '--test-reporter=spec', 'smoke.test.mjs'], nest12Dir);
     await node(
       'Nest 12 app: Jest (ESM mode)',
@@ -157,20 +114,13 @@ async function main() {
     );
     await node('Nest 12 app: Vitest', [path.join('node_modules', 'vitest', 'vitest.mjs'), 'run'], nest12Dir);
 
-    // The suite below has leases of a few hundred milliseconds: it gets the CPU to itself.
-    await typeChecks;
     await node(
       'Nest 12: Nest-layer and e2e specs',
       ['--experimental-vm-modules', jest, '--selectProjects', 'nest12'],
       root,
     );
   } finally {
-    await typeChecks;
     fs.rmSync(packDir, { recursive: true, force: true });
-  }
-  if (typeCheckFailures.length > 0) {
-    console.error(`[test-packed] FAILED: ${typeCheckFailures.join(', ')}`);
-    process.exit(1);
   }
   console.log(`\n[test-packed] all passed\n  ${timings.join('\n  ')}`);
 }

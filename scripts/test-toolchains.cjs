@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm run test:toolchains` (part of `npm test`): the toolchain matrix of docs/PACKAGING.md. The packed
+// `npm run test:toolchains` (part of `npm run test:packaging`): the toolchain matrix of docs/PACKAGING.md. The packed
 // tarball is installed into small apps, and each cell does one real thing with one toolchain:
 //   - test runners: the testing module in a Nest TestingModule (re-entry keeps the fencing token, the
 //     next grant's token is higher, a non-reentrant second acquire is refused);

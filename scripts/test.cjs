@@ -1,18 +1,20 @@
 #!/usr/bin/env node
-// `npm test`: the whole suite in four steps, arranged by what each part waits on (docs/TEST-SUITE.md):
+// `npm test`: the suite in four steps, arranged by what each part waits on (docs/TEST-SUITE.md):
 //
-//   1. the unit and redis projects, four Jest workers: CPU-bound on two cores
-//   2. side by side: the faults project (two files at a time), and test:packed (build, pack, Nest 11 and
-//      Nest 12 on the tarball) followed by test:toolchains (the toolchain matrix, two cells at a time, on
-//      the same tarball). The fault specs mostly wait on leases, kills and failovers (a third of the
-//      CPU); the other lane is mostly CPU. Each one's output is printed whole when it ends, so the two
-//      never interleave.
+//   1. the unit and redis projects, four Jest workers (the engine's timing logic in virtual time included)
+//   2. the faults project, three files at a time with nothing else running: the fault specs mostly wait
+//      on leases, kills and failovers (a third of a core each)
 //   3. the timing project (test/faults/timing/), two files at a time with nothing else running: its
-//      assertions are about timers (a lease's end, cron ticks), and its specs mostly wait on them.
+//      assertions are about real timers (a partition through a proxy, cron ticks), and its specs mostly
+//      wait on them.
 //   4. the alone project (test/faults/alone/) in band, with nothing else running: its assertions are
 //      about CPU shares (cohort bounds and fairness across processes that keep both cores busy).
 //
-// Any failure fails the run; a side-by-side step reports both halves before it stops.
+// `npm run test:packaging` (`node scripts/test.cjs --packaging`; .ci/run runs it after `npm test`): the
+// package as users install it: test:packed (build, pack, Nest 11 and Nest 12 on the tarball, the Nest
+// 12 suite) followed by test:toolchains (the toolchain matrix, two cells at a time, on the same tarball).
+//
+// Any failure fails the run; a side-by-side step reports every lane before it stops.
 // (Runs 30-34 had the faults project alone, while a notice channel that redis-freeze.spec found still
 // subscribed was taken for a leak: it was the spec helper reading Redis twice. docs/TEST-SUITE.md.)
 'use strict';
@@ -66,13 +68,14 @@ function run([label, args, env = {}], capture, portBlockOffset = 0) {
  * The steps, in order. A step is a list of lanes run side by side; a lane runs its commands one after the
  * other. The first failing step ends the run.
  */
-const STEPS = [
+const SUITE = [
   [[['unit + redis', [jest, '--selectProjects', 'unit', 'redis']]]],
   [
-    [['faults', [jest, '--selectProjects', 'faults', '--maxWorkers=2', '--testTimeout=120000']]],
     [
-      ['packed', [path.join(root, 'scripts', 'test-packed.cjs')], { PACKED_TARBALL_COPY: tarball }],
-      ['toolchains', [path.join(root, 'scripts', 'test-toolchains.cjs'), '--tarball', tarball]],
+      [
+        'faults (three at a time)',
+        [jest, '--selectProjects', 'faults', '--maxWorkers=3', '--testTimeout=120000'],
+      ],
     ],
   ],
   [
@@ -85,6 +88,17 @@ const STEPS = [
   ],
   [[['alone (in band)', [jest, '--selectProjects', 'alone', '--runInBand', '--testTimeout=120000']]]],
 ];
+
+/** `--packaging`: the packed build on Nest 11 and 12, then the toolchain matrix on the same tarball. */
+const PACKAGING = [
+  [
+    [
+      ['packed', [path.join(root, 'scripts', 'test-packed.cjs')], { PACKED_TARBALL_COPY: tarball }],
+      ['toolchains', [path.join(root, 'scripts', 'test-toolchains.cjs'), '--tarball', tarball]],
+    ],
+  ],
+];
+const STEPS = process.argv.includes('--packaging') ? PACKAGING : SUITE;
 
 async function main() {
   for (const [index, step] of STEPS.entries()) {
