@@ -24,6 +24,9 @@ import { terminateProcess, trackChildPid, untrackChildPid } from '../support/pro
 import { startRedis, type RedisServerProcess } from '../support/redis-server';
 import { waitUntil } from '../support/wait';
 
+// Three app processes, Prometheus and the demo's load: generous against a loaded machine.
+jest.setTimeout(300_000);
+
 const root = path.resolve(__dirname, '..', '..');
 const DASHBOARD = path.join(root, 'observability', 'grafana-dashboard.json');
 const ALERTS = path.join(root, 'observability', 'alerts.yml');

@@ -32,6 +32,10 @@ import { startRedis, type RedisServerProcess } from '../support/redis-server';
 import { spawnWorker, workerPath, type WorkerProcess } from '../support/spawn-worker';
 import type { Round, RoundReport } from '../support/workers/rolling-deploy-worker';
 
+// A round's test waits for its round, and the first test of a release for all ten run side by side:
+// generous against a loaded machine (a bound on liveness, not on speed).
+jest.setTimeout(300_000);
+
 /** The releases a deploy of this checkout may replace, each run beside it in its own rounds. */
 const OLD_RELEASES = [
   { commit: 'ec71799', name: 'the release before the engine rebuild' },
@@ -172,7 +176,7 @@ describe.each(OLD_RELEASES)('rolling deploy: $name ($commit) and this checkout o
           ...w,
           report: await w.process.waitForMessage<RoundReport>(
             (m) => m.type === 'round-done' && m.id === round.id,
-            180_000,
+            300_000,
           ),
         })),
       );
@@ -181,7 +185,7 @@ describe.each(OLD_RELEASES)('rolling deploy: $name ($commit) and this checkout o
       reportsOf.set(round.id, done);
     }
     for (const round of rounds) for (const w of workers) w.process.send({ type: 'go', id: round.id });
-  }, 180_000);
+  }, 300_000);
 
   afterAll(async () => {
     for (const w of workers) w.process.send({ type: 'exit' });
