@@ -100,6 +100,14 @@ async function failureOf(result: SeedResult, plant?: PlantName): Promise<Failure
   return { seed: result.seed, scenario: describe(result), problems: problems.slice(0, 5) };
 }
 
+/**
+ * V8 flags of the workers. A history keeps every script its servers ran until the checker reads it, so
+ * each scavenge of the default 16 MB young generation copies what survived since the last one. A 64 MB
+ * one scavenges about 40 % less often (three RedLock seeds: 85 scavenges and 375 ms of GC pauses
+ * became 50 and 221 ms).
+ */
+const WORKER_V8_FLAGS = ['--max-semi-space-size=64'];
+
 interface Failure {
   seed: number;
   scenario: string;
@@ -130,7 +138,7 @@ function runSeeds(
     const argv = ['--worker'];
     if (plant) argv.push('--plant', plant);
     if (stopOnFailure) argv.push('--stop-on-failure');
-    const child = fork(__filename, argv, { execArgv: process.execArgv });
+    const child = fork(__filename, argv, { execArgv: [...process.execArgv, ...WORKER_V8_FLAGS] });
     let inFlight = 0;
     const feed = (): void => {
       while (!stopped && inFlight < 2 && next < end) {
