@@ -82,7 +82,12 @@ function worker(args: Args): void {
     if (m.end) process.disconnect();
     else if (m.seed !== undefined) {
       queue.push(m.seed);
-      if (!busy) void runQueued();
+      // A seed that throws ends the worker (and the run): runSeed's own listener would swallow it.
+      if (!busy)
+        runQueued().catch((err: unknown) => {
+          console.error(err);
+          process.exit(1);
+        });
     }
   });
 }
