@@ -1,5 +1,6 @@
 import { runSeed } from './run-seed';
 import type { PlantName } from './plants';
+import { Simulation } from './virtual-time';
 
 // The deterministic simulator (test/sim/, `npm run sim`), held in the suite by what cannot drift:
 // a seed replays exactly, and the checker catches the planted bugs on the seeds that first caught them
@@ -12,6 +13,21 @@ describe('the deterministic simulator', () => {
     expect(first.history.trace.length).toBeGreaterThan(100);
     expect(second.history.trace).toEqual(first.history.trace);
     expect(second.verdict).toEqual(first.verdict);
+  });
+
+  it('drains each event in place exactly as a turn of the real event loop per event does', async () => {
+    const before = Simulation.runsDrainedInPlace;
+    const drained = await runSeed(7, { trace: true });
+    expect(Simulation.runsDrainedInPlace).toBe(before + 1);
+    Simulation.turnPerEvent = true;
+    try {
+      const turned = await runSeed(7, { trace: true });
+      expect(Simulation.runsDrainedInPlace).toBe(before + 1);
+      expect(turned.steps).toBe(drained.steps);
+      expect(turned.history.trace).toEqual(drained.history.trace);
+    } finally {
+      Simulation.turnPerEvent = false;
+    }
   });
 
   // Bugs the simulator found, each fixed: a seed that broke a promise stays in the suite.
