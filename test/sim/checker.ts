@@ -32,6 +32,12 @@ const FAIR_QUEUE_STALL_MS = 4 * 128 + 2000;
 
 /** A release with a waiter behind it leads to a grant within this (a few round trips; the backoff reaches 128 ms). */
 const WAKE_BOUND_MS = 60;
+/**
+ * RedLock: competing attempts can split the nodes so that none has a majority; each gives its nodes back
+ * without a wake-up (redlock-kind.ts, releaseEverywhere), and the waiters retry on their backoff (its
+ * cap is 128 ms). Two such rounds, and the round trips of the attempt that wins.
+ */
+const REDLOCK_WAKE_BOUND_MS = 2 * 128 + 44;
 
 /** Network slack on top of a bound (two packets at most 1 ms each, a paused reply, ties). */
 const NETWORK_SLACK_MS = 20;
@@ -206,6 +212,7 @@ export function check(history: History, scenario: Scenario, leftovers: string[])
   const firstClose = Math.min(...history.faults.filter((f) => f.kind === 'close').map((f) => f.at));
   // 9. wake-ups: with no fault about, a release with a waiter behind it is followed by a grant within
   //    the pub/sub round trips, not the backoff (the safety net for lost messages)
+  const wakeBound = scenario.topology === 'redlock' ? REDLOCK_WAKE_BOUND_MS : WAKE_BOUND_MS;
   for (const r of grants) {
     // The mutex and the token lock: their releases wake every waiter (the fair lock wakes its queue's head,
     // shared kinds wake whoever fits). A multi-key waiter waits for its busiest key, not this one.
@@ -216,9 +223,9 @@ export function check(history: History, scenario: Scenario, leftovers: string[])
     )
       continue;
     const t = r.releasedAt;
-    if (nearFault(history.faults, t - 300, t + WAKE_BOUND_MS)) continue;
+    if (nearFault(history.faults, t - 300, t + wakeBound)) continue;
     // From the first close() on, a grant may go to a process that gives it back unreported.
-    if (t + WAKE_BOUND_MS >= firstClose) continue;
+    if (t + wakeBound >= firstClose) continue;
     for (const key of r.keys) {
       const waiting = history.calls.some(
         (w) =>
@@ -227,8 +234,8 @@ export function check(history: History, scenario: Scenario, leftovers: string[])
           w.keys[0] === key &&
           w.process !== r.process &&
           w.requestedAt < t - 5 &&
-          (w.settledAt ?? Infinity) > t + WAKE_BOUND_MS &&
-          w.requestedAt + w.waitMs > t + WAKE_BOUND_MS + 50,
+          (w.settledAt ?? Infinity) > t + wakeBound &&
+          w.requestedAt + w.waitMs > t + wakeBound + 50,
       );
       if (!waiting) continue;
       // A cohort that ended at its bound reserves the lock for the longest-waiting process for a moment
@@ -247,11 +254,11 @@ export function check(history: History, scenario: Scenario, leftovers: string[])
           g.keys.includes(key) &&
           g.id !== r.id &&
           g.settledAt! > t - NETWORK_SLACK_MS &&
-          g.settledAt! <= t + WAKE_BOUND_MS,
+          g.settledAt! <= t + wakeBound,
       );
       if (!next) {
         problems.push(
-          `wake-up: #${r.id} released ${key} at ${t.toFixed(1)} ms with a waiter behind it, and nobody was granted within ${WAKE_BOUND_MS} ms`,
+          `wake-up: #${r.id} released ${key} at ${t.toFixed(1)} ms with a waiter behind it, and nobody was granted within ${wakeBound} ms`,
         );
       }
     }

@@ -34,6 +34,8 @@ export interface LabOptions {
   readonly seed?: number;
   /** Each packet's transit time, each way (ms of true time). Default 0.5. */
   readonly oneWayMs?: number;
+  /** Independent servers: 1 (default), or RedLock's (every process then locks on all of them). */
+  readonly servers?: number;
 }
 
 /**
@@ -45,7 +47,9 @@ export interface LabOptions {
  */
 export class VirtualLab {
   readonly sim: Simulation;
+  /** The first server (the only one unless RedLock's). */
   readonly server: SimServer;
+  readonly servers: SimServer[] = [];
   private readonly prng: Prng;
   private readonly oneWayMs: number;
   private readonly engines: LockEngine[] = [];
@@ -55,9 +59,13 @@ export class VirtualLab {
     this.prng = new Prng(options.seed ?? 1);
     this.oneWayMs = options.oneWayMs ?? 0.5;
     this.sim = new Simulation(this.prng.fork());
-    this.server = new SimServer('redis0', this.sim, this.prng.fork(), 0);
-    // A server clock that agrees with true time: the spec reads expiries in true time.
-    this.server.clockOffsetMs = 0;
+    for (let i = 0; i < (options.servers ?? 1); i++) {
+      const server = new SimServer(`redis${i}`, this.sim, this.prng.fork(), 0);
+      // A server clock that agrees with true time: the spec reads expiries in true time.
+      server.clockOffsetMs = 0;
+      this.servers.push(server);
+    }
+    this.server = this.servers[0]!;
   }
 
   /** True time (ms since the lab started). */
@@ -75,10 +83,16 @@ export class VirtualLab {
     const network = new SteadyNetwork(this.prng.fork(), this.oneWayMs);
     const env: LockEnvironment = {
       runtime: process.runtime,
-      openDoor: () => new SimDoor(process, [this.server], network, false, false),
+      // redis://sim/<i>: server i.
+      openDoor: (option) =>
+        new SimDoor(process, [this.servers[Number(String(option).slice(-1))]!], network, false, false),
     };
+    const where =
+      this.servers.length > 1
+        ? { redlock: this.servers.map((_, i) => `redis://sim/${i}`) }
+        : { redis: 'redis://sim/0' };
     const opened = openLockEngine(
-      resolveLockConfig({ inspection: false, app: name, ...engine, redis: 'redis://sim/0' }),
+      resolveLockConfig({ inspection: false, app: name, ...engine, ...where }),
       env,
     );
     this.engines.push(opened);
@@ -142,9 +156,12 @@ export class VirtualLab {
     if (!stop?.()) await this.sim.run(until, stop);
   }
 
-  /** The scripts the server ran named `script` (all when omitted), in order, from true time `since`. */
+  /** The scripts the servers ran named `script` (all when omitted), in order, from true time `since`. */
   runs(script?: string, since = 0): ScriptRun[] {
-    return this.server.runs.filter((r) => (script === undefined || r.script === script) && r.at >= since);
+    return this.servers
+      .flatMap((server) => server.runs)
+      .filter((r) => (script === undefined || r.script === script) && r.at >= since)
+      .sort((a, b) => a.at - b.at);
   }
 
   /** The server's PTTL of `key` as Redis answers it (-2: no key, -1: no expiry). */

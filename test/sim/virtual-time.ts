@@ -1,5 +1,5 @@
 import { Deadlines } from '../../lib/core/runtime/deadlines';
-import type { KeptContext, Runtime, RuntimeTimer } from '../../lib/core/runtime/runtime';
+import type { FaultPoint, KeptContext, Runtime, RuntimeTimer } from '../../lib/core/runtime/runtime';
 import { Prng } from './prng';
 
 /**
@@ -202,6 +202,12 @@ export interface ClockModel {
 export class SimProcess {
   pausedUntil = 0;
   readonly runtime: Runtime;
+  /**
+   * BUGGIFY (Runtime.faultPoint): the probability that a reply of a script this accepts (all when
+   * omitted) comes just after its deadline. 0: the fault point is off, and no random number is drawn
+   * for it (a run without it replays as before).
+   */
+  lateReplies: { probability: number; scripts?: (name: string) => boolean } = { probability: 0 };
 
   constructor(
     readonly name: string,
@@ -216,6 +222,9 @@ export class SimProcess {
   localNow(): number {
     return this.clock.offsetMs + this.sim.now * this.clock.rate;
   }
+
+  /** Told of each fault point taken (the trace prints it). */
+  onFault?: (text: string) => void;
 
   /** Pauses the process for `ms` of true time from now. */
   pause(ms: number): void {
@@ -270,6 +279,14 @@ class SimRuntime implements Runtime {
       },
     };
   }
+
+  readonly faultPoint = (_point: FaultPoint, script: string): boolean => {
+    const { probability, scripts } = this.process.lateReplies;
+    if (probability <= 0 || (scripts !== undefined && !scripts(script))) return false;
+    const late = this.prng.next() < probability;
+    if (late) this.process.onFault?.(`BUGGIFY: the reply of ${script} comes just after its deadline`);
+    return late;
+  };
 
   nextTurn(): Promise<void> {
     return new Promise((resolve) => this.process.sim.after(0, resolve, this.process));

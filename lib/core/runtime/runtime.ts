@@ -51,7 +51,21 @@ export interface Runtime {
   detached<T>(fn: () => T): T;
   /** The caller's async context now, kept for a lock's own events later (its loss): see LockGrant. */
   keepContext(): KeptContext;
+  /**
+   * BUGGIFY, as FoundationDB calls it: a fault the simulator turns on at a named point of the engine
+   * where a real one is hard to time, with what it concerns (a script's name). True: take the rare path
+   * now. Production has none (undefined: the engine asks nothing).
+   */
+  readonly faultPoint?: (point: FaultPoint, subject: string) => boolean;
 }
+
+/**
+ * The engine's fault points (Runtime.faultPoint):
+ * - `reply-after-deadline`: a script's reply arrives just after the deadline it was sent with. The
+ *   caller has heard the timeout; the script ran, and its reply goes to the late-reply path (a grant
+ *   undone, a renewal counted as failed).
+ */
+export type FaultPoint = 'reply-after-deadline';
 
 class NodeTimer implements RuntimeTimer {
   constructor(private readonly timer: NodeJS.Timeout) {}

@@ -87,7 +87,8 @@ export class RedlockKind implements LockKind {
       if (fenceProblem === undefined && this.runtime.now() - started < r.leaseMs) {
         return { status: 'granted', fencingToken: token, reentered: r.reenter };
       }
-      this.releaseEverywhere(r);
+      // A majority was ours: the give-back frees the lock, so it wakes the waiters.
+      this.releaseEverywhere(r, true);
       if (r.reenter) return { status: 'not-held' };
       return {
         status: 'busy',
@@ -95,7 +96,7 @@ export class RedlockKind implements LockKind {
         reason: fenceProblem ?? `RedLock: the quorum answered after the lease (${r.leaseMs} ms) had run out`,
       };
     }
-    this.releaseEverywhere(r);
+    this.releaseEverywhere(r, false);
     const failed = failedVotes(ballot);
     const answered = countVotes(ballot, () => true);
     if (failed > n - q) {
@@ -232,17 +233,23 @@ export class RedlockKind implements LockKind {
   }
 
   /**
-   * Undoes an attempt on every node (a node that did not grant ignores the owner-checked release).
-   * Nodes that answered are awaited; slow or failed ones get the release queued behind the attempt.
-   */
-  /**
    * Gives back a failed attempt on every node, without waiting: the caller's next attempt or its answer
    * must not wait a node timeout more (waitMs bounds the call; a RedLock attempt that found nodes
    * down took up to twice the node timeout before). Each node's connection sends the releases before
    * any later command, and a release that fails is left to the lease.
+   *
+   * `wake` false (a minority): the give-back publishes on a channel nobody listens to. It frees nodes
+   * of a lock that somebody else holds on a majority (or nobody can win this round), and the waiters
+   * its grant marked are marked on that majority too: they are woken by that holder's release. Waking
+   * them at the give-back sent every waiter into the same losing attempt, whose give-back woke them
+   * again, at network speed for as long as the holder held (found by the simulator; docs/TEST-SUITE.md).
+   * They still poll on the backoff.
    */
-  private releaseEverywhere(r: AttemptRequest): void {
-    const hold: HoldRef = { ...r }; // this attempt's ids: a retry asks for a hold of its own
+  private releaseEverywhere(r: AttemptRequest, wake: boolean): void {
+    // This attempt's ids: a retry asks for a hold of its own.
+    const hold: HoldRef = wake
+      ? { ...r }
+      : { ...r, names: { ...r.names, channel: `${r.names.channel}:give-back` } };
     // Every node, also one that did not answer: it may have run the attempt (a reply lost or late).
     for (const node of this.nodes) node.release(hold).catch(() => undefined); // a failure is left to the lease
   }
