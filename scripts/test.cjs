@@ -2,7 +2,7 @@
 // `npm test`: the suite in three steps, arranged by what each part waits on (docs/TEST-SUITE.md):
 //
 //   1. side by side: the unit and redis projects, four Jest workers (the engine's timing logic in virtual
-//      time included), and the faults project, two files at a time. Both mostly wait (on Redis, on
+//      time included), and the faults project, three files at a time. Both mostly wait (on Redis, on
 //      worker processes, on leases, kills and failovers): together they keep the two cores about busy.
 //      The faults lane runs at nice 10: when both want the CPU, the unit and redis specs (whose first
 //      commands have waitMs + 400 ms to answer) get it first, and the fault specs, whose bounds are
@@ -80,8 +80,8 @@ const SUITE = [
     [['unit + redis', [jest, '--selectProjects', 'unit', 'redis']]],
     [
       [
-        'faults (two at a time, nice 10)',
-        [jest, '--selectProjects', 'faults', '--maxWorkers=2', '--testTimeout=120000'],
+        'faults (three at a time, nice 10)',
+        [jest, '--selectProjects', 'faults', '--maxWorkers=3', '--testTimeout=120000'],
         {},
         { nice: 10 },
       ],
