@@ -78,6 +78,8 @@ export class History {
   /** Each process' connection events (the engine's `connection` event), in order. */
   readonly connections: { readonly process: string; readonly state: 'up' | 'down'; readonly at: number }[] =
     [];
+  /** Each process' clock rate against true time (local ms per true ms; below 1 runs slow). */
+  readonly clockRates = new Map<string, number>();
   /** Every script the servers ran, in true time (what Redis did: the omniscient view). */
   runs: readonly ScriptRun[] = [];
   /** Lines of the readable trace (kept only when asked: a replay). */

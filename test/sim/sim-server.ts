@@ -118,10 +118,16 @@ export class SimServer {
   pause(ms: number): void {
     if (this.paused) return;
     this.paused = true;
-    this.sim.after(ms, () => {
-      this.paused = false;
-      for (const run of this.waitingForPause.splice(0)) run();
-    });
+    this.pauseEnd = this.sim.after(ms, () => this.unpause());
+  }
+
+  private pauseEnd?: { cancel(): void };
+
+  private unpause(): void {
+    this.paused = false;
+    this.pauseEnd?.cancel();
+    this.pauseEnd = undefined;
+    for (const run of this.waitingForPause.splice(0)) run();
   }
 
   /** @internal Runs `run` when the pause ends. */
@@ -148,6 +154,9 @@ export class SimServer {
   /** kill -9: every connection drops; nothing answers until restart(). */
   kill(): void {
     this.up = false;
+    // A pause dies with the process: what waited in it fails with its connection, and a restart
+    // is not paused.
+    if (this.paused) this.unpause();
     this.reset();
   }
 

@@ -24,14 +24,18 @@ describe('the deterministic simulator', () => {
     // A sentinel failover to a lagging replica loses one semaphore permit (not the lock): the checker
     // had taken the permit's loss for a broken limit.
     [93, 'sentinel failovers with semaphore holders'],
+    // RedLock, a holder's clock 0.99 % slow: a watchdog round waiting for a paused node was answered
+    // after the holder's shorter extend(), and moved its lease end past Redis' (renewal-order.spec.ts).
+    [266, 'redlock, a watchdog round answered after an extend()'],
   ])('seed %d holds every promise (%s)', async (seed) => {
     expect((await runSeed(seed)).verdict.problems).toEqual([]);
   });
 
   const caught: [PlantName, number, RegExp][] = [
+    ['no-drift', 4, /^exclusion: /],
     ['no-fence-floor', 1, /^tokens: /],
-    ['release-without-owner-check', 3, /^exclusion: /],
-    ['lost-waiter-mark', 6, /^wake-up: /],
+    ['release-without-owner-check', 1, /^exclusion: /],
+    ['lost-waiter-mark', 5, /^wake-up: /],
     ['watchdog-after-release', 2, /^busy: /],
   ];
   it.each(caught)('catches the planted bug %s on seed %d', async (plant, seed, problem) => {
