@@ -2,11 +2,17 @@ import { MemoryStore } from '../../lib/testing/memory/memory-store';
 import { SCRIPT_PORTS } from '../../lib/testing/memory/memory-scripts';
 import { toRedisReply, type ScriptPort } from '../../lib/testing/memory/scripts/lua';
 import { fenceFloor } from './fence-floor-port';
+import { auditAppend, forceRelease, registryRead } from './force-release-port';
 import type { Prng } from './prng';
 import { SIM_EPOCH_MS, type Simulation } from './virtual-time';
 
 /** A script the simulated servers run beyond the in-memory backend's ports. */
-const EXTRA_PORTS: Readonly<Record<string, ScriptPort>> = { 'fence-floor': fenceFloor };
+const EXTRA_PORTS: Readonly<Record<string, ScriptPort>> = {
+  'fence-floor': fenceFloor,
+  'force-release': forceRelease,
+  'registry-read': registryRead,
+  'audit-append': auditAppend,
+};
 
 /** A Redis error as the server answers it (the reply text starts with its code). */
 export class ServerError extends Error {}

@@ -5,7 +5,14 @@ import type { LockOptions } from '../../lib/core/options/lock-options';
 import { openLockEngine } from '../../lib/core/topology/create-lock-engine';
 import { resolveLockConfig } from '../../lib/core/topology/resolve-lock-config';
 import type { LockEnvironment } from '../../lib/core/topology/lock-environment';
-import { History, type CallRecord, type FaultKind, type FaultRecord, type KeyClass } from './history';
+import {
+  History,
+  type CallRecord,
+  type FaultKind,
+  type FaultRecord,
+  type ForceReleaseCall,
+  type KeyClass,
+} from './history';
 import { Prng } from './prng';
 import { SimDoor, SimNetwork } from './sim-door';
 import { SimServer } from './sim-server';
@@ -134,8 +141,9 @@ export class World {
       });
     }
     this.planFaults(root.fork());
-    root.fork(); // reserved
+    const operator = root.fork();
     this.workloadPrng = root.fork();
+    this.planForceReleases(operator);
   }
 
   private readonly workloadPrng: Prng;
@@ -495,6 +503,45 @@ export class World {
       }
       prng.pick(options)();
     }
+  }
+
+  /**
+   * An operator's force releases (the console or the CLI, mounted in one of the app's processes): in
+   * some runs, up to three, each of a lock held at that moment when there is one.
+   */
+  private planForceReleases(prng: Prng): void {
+    if (!prng.chance(0.4)) return;
+    const count = prng.int(1, 3);
+    for (let i = 0; i < count; i++) {
+      const at = prng.range(200, this.scenario.quietAt - 600);
+      const p = prng.int(0, this.processes.length - 1);
+      const pick = prng.fork();
+      const proc = this.processes[p]!;
+      this.sim.at(at, () => this.forceRelease(proc, this.engines[p]!, pick), proc);
+    }
+  }
+
+  private forceRelease(proc: SimProcess, engine: LockEngine, prng: Prng): void {
+    const held = this.history.calls.filter(
+      (c) => c.outcome === 'granted' && !c.reentry && c.endedAt === undefined,
+    );
+    const holder = held.length > 0 ? prng.pick(held) : undefined;
+    const keyClass = holder?.keyClass ?? prng.pick(this.scenario.keyClasses);
+    const key = prng.pick(holder?.keys ?? keysOf(keyClass));
+    const call: ForceReleaseCall = { key, keyClass, process: proc.name, at: this.sim.now };
+    this.history.forceReleases.push(call);
+    this.history.faults.push({ at: this.sim.now, kind: 'force-release', target: key, detail: keyClass });
+    this.history.note(this.sim.now, proc.name, `OPERATOR forceRelease(${key}, ${keyClass})`);
+    this.running++;
+    const done = (result: boolean | string): void => {
+      this.running--;
+      call.settledAt = this.sim.now;
+      call.result = result;
+      this.history.note(this.sim.now, proc.name, `OPERATOR forceRelease(${key}) answered ${String(result)}`);
+    };
+    engine
+      .forceRelease(key, { kind: keyClass, reason: 'simulated operator', by: 'operator' })
+      .then(done, (err: unknown) => done(err instanceof Error ? `${err.name}: ${err.message}` : String(err)));
   }
 
   /** Calls still waiting for an answer (for the run's end). */
