@@ -163,7 +163,20 @@ export function check(history: History, scenario: Scenario, leftovers: string[])
       // On a Cluster the check of a lock on another node that is down waits for its command timeout
       // (docs/GUARANTEES.md: "told at the check's deadline").
       const clusterWait = scenario.topology === 'cluster' ? SIM_ENGINE.commandTimeoutMs : 0;
-      if (end(g) > up.at + TOLD_AFTER_RETURN_MS + clusterWait + pausedFor(g, history.faults, back)) {
+      // The connection dropped again before the check could answer (the server killed again): the
+      // check fails at its deadline, the command timeout ("a renewal that times out aborts at once").
+      const downAgain = history.connections.some(
+        (c) =>
+          c.process === g.process &&
+          c.state === 'down' &&
+          c.at > up.at &&
+          c.at <= up.at + TOLD_AFTER_RETURN_MS,
+      );
+      const checkWait = downAgain ? SIM_ENGINE.commandTimeoutMs : 0;
+      if (
+        end(g) >
+        up.at + TOLD_AFTER_RETURN_MS + Math.max(clusterWait, checkWait) + pausedFor(g, history.faults, back)
+      ) {
         problems.push(
           `told: #${g.id} (${g.process}) held ${g.keys.join('+')} across ${f.kind} of ${f.target} at ${back.toFixed(1)} ms and was not told within ${TOLD_AFTER_RETURN_MS} ms of its connection's return at ${up.at.toFixed(1)} ms (told ${told === Infinity ? 'never' : `at ${told.toFixed(1)}`})`,
         );

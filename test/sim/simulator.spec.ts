@@ -24,9 +24,8 @@ describe('the deterministic simulator', () => {
     // A sentinel failover to a lagging replica loses one semaphore permit (not the lock): the checker
     // had taken the permit's loss for a broken limit.
     [93, 'sentinel failovers with semaphore holders'],
-    // RedLock, a holder's clock 0.99 % slow: a watchdog round waiting for a paused node was answered
-    // after the holder's shorter extend(), and moved its lease end past Redis' (renewal-order.spec.ts).
-    [266, 'redlock, a watchdog round answered after an extend()'],
+    // (Seed 266 of ab478da, a watchdog round answered after a shorter extend(), no longer meets that
+    // race since the operator's force releases joined the world: renewal-order.spec.ts holds it.)
   ])('seed %d holds every promise (%s)', async (seed) => {
     expect((await runSeed(seed)).verdict.problems).toEqual([]);
   });
@@ -37,6 +36,7 @@ describe('the deterministic simulator', () => {
     ['release-without-owner-check', 1, /^exclusion: /],
     ['lost-waiter-mark', 5, /^wake-up: /],
     ['watchdog-after-release', 2, /^busy: /],
+    ['unheard-force-release', 19, /^told: /],
   ];
   it.each(caught)('catches the planted bug %s on seed %d', async (plant, seed, problem) => {
     const clean = new Set((await runSeed(seed)).verdict.problems);
