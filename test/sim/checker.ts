@@ -172,7 +172,15 @@ export function check(history: History, scenario: Scenario, leftovers: string[])
           c.at > up.at &&
           c.at <= up.at + TOLD_AFTER_RETURN_MS,
       );
-      const checkWait = downAgain ? SIM_ENGINE.commandTimeoutMs : 0;
+      // Likewise when the server is under CLIENT PAUSE as the check arrives: it waits, and times out.
+      const serverPaused = history.faults.some(
+        (x) =>
+          x.kind === 'client-pause' &&
+          x.target === f.target &&
+          x.at <= up.at + TOLD_AFTER_RETURN_MS &&
+          x.at + (x.ms ?? 0) >= up.at,
+      );
+      const checkWait = downAgain || serverPaused ? SIM_ENGINE.commandTimeoutMs : 0;
       if (
         end(g) >
         up.at + TOLD_AFTER_RETURN_MS + Math.max(clusterWait, checkWait) + pausedFor(g, history.faults, back)
