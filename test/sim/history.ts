@@ -91,6 +91,8 @@ export class History {
   /** Each process' connection events (the engine's `connection` event), in order. */
   readonly connections: { readonly process: string; readonly state: 'up' | 'down'; readonly at: number }[] =
     [];
+  /** Each process' engine id (what scripts name a process by). */
+  readonly engineIds = new Map<string, string>();
   /** Each process' clock rate against true time (local ms per true ms; below 1 runs slow). */
   readonly clockRates = new Map<string, number>();
   /** Every script the servers ran, in true time (what Redis did: the omniscient view). */

@@ -131,6 +131,7 @@ export class World {
       const engine = this.openEngine(proc, network);
       hooks.engine?.(engine);
       this.engines.push(engine);
+      this.history.engineIds.set(proc.name, engine.engineId);
       engine.events.on('lost', (e) =>
         this.history.note(this.sim.now, proc.name, `told lost ${e.key}: ${e.reason}`),
       );
