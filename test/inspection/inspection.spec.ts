@@ -198,6 +198,26 @@ describe('forceRelease()', () => {
     expect(forcedToken?.kind).toBe('token');
   });
 
+  it('tells the holder of a multi-key lock when one of its keys is force-released', async () => {
+    // Found by the simulator: a multi-key grant's owner id lacked the engine id, so the script's
+    // notice went to no engine's channel, and the operator's own engine did not match it either.
+    const holder = env.engine();
+    const operator = env.engine();
+    const [ka, kb] = [uniqueKey('multi-a'), uniqueKey('multi-b')];
+    const both = await holder.acquire([ka, kb]);
+    const own = await holder.acquire([uniqueKey('own-a'), uniqueKey('own-b')]);
+    await listed(operator, ka); // the holder's engine is registered (and listens for notices)
+    expect(await operator.forceRelease(ka, { reason: 'stuck' })).toBe(true);
+    expect(await whenAborted(both.signal)).toMatchObject({ reason: 'force-released' });
+    const [entry] = await operator.forceReleases({ key: ka });
+    expect(entry!.evicted[0]!.owner.engine).toBe(holder.engineId);
+    // From the holder's own engine, the grant is aborted directly.
+    expect(await holder.forceRelease(own.keys[1]!, { reason: 'stuck' })).toBe(true);
+    expect(await whenAborted(own.signal)).toMatchObject({ reason: 'force-released' });
+    expect(await both.release()).toBe(false);
+    expect(await own.release()).toBe(false);
+  });
+
   it('refuses bad input with a TypeError or RangeError before any command', async () => {
     const engine = env.engine();
     await engine.isLocked('warm-up'); // the connection is up before counting

@@ -1,5 +1,5 @@
 import { ATTEMPT_MARGIN_MS } from '../../lib/core/runtime/with-deadline';
-import type { CallRecord, FaultRecord, History } from './history';
+import type { CallRecord, FaultRecord, ForceReleaseCall, History } from './history';
 import { SIM_ENGINE, type Scenario } from './world';
 
 /**
@@ -30,6 +30,9 @@ const TOLD_AFTER_RETURN_MS = 100 + 20;
 /** How long a fair lock's queue may stall with the lock free: one waiter ttl (waiter-ttl.ts, 2.5 s by default). */
 const FAIR_QUEUE_STALL_MS = 4 * 128 + 2000;
 
+/** How long after a force release its holder must have been told (docs/CONSOLE.md's bound, plus the network). */
+const FORCE_TOLD_MS = 100 + 20;
+
 /** A release with a waiter behind it leads to a grant within this (a few round trips; the backoff reaches 128 ms). */
 const WAKE_BOUND_MS = 60;
 /**
@@ -46,6 +49,7 @@ export function check(history: History, scenario: Scenario, leftovers: string[])
   const problems: string[] = [...history.problems, ...leftovers];
   const grants = history.calls.filter((c) => c.outcome === 'granted' && !c.reentry);
   const lossy = history.faults.filter((f) => f.kind === 'restart-empty' || f.kind === 'failover');
+  const forced = forcedReleases(history, grants, scenario);
 
   // 1. exclusion
   for (const key of new Set(grants.flatMap((g) => g.keys))) {
@@ -53,7 +57,7 @@ export function check(history: History, scenario: Scenario, leftovers: string[])
     for (let i = 0; i < holders.length; i++) {
       const a = holders[i]!;
       const overlapping = holders.filter(
-        (b, j) => j !== i && overlaps(a, b) && !exempt(a, b, lossy, history.faults),
+        (b, j) => j !== i && overlaps(a, b) && !exempt(a, b, lossy, history.faults, forced),
       );
       const conflicts = overlapping.filter((b) => conflict(a, b));
       const limit = a.keyClass === 'semaphore' ? (a.limit ?? 1) : 1;
@@ -61,7 +65,7 @@ export function check(history: History, scenario: Scenario, leftovers: string[])
         // More than `limit` holders at one moment: check at a's grant.
         const at = a.settledAt!;
         const inside = holders.filter(
-          (b) => b.settledAt! <= at && end(b) > at && !exempt(a, b, lossy, history.faults),
+          (b) => b.settledAt! <= at && end(b) > at && !exempt(a, b, lossy, history.faults, forced),
         );
         if (inside.length > limit) {
           problems.push(
@@ -122,8 +126,11 @@ export function check(history: History, scenario: Scenario, leftovers: string[])
         f.at < c.settledAt! &&
         f.at + (f.ms ?? 0) > c.requestedAt,
     );
+    // waitMs runs on the caller's clock: a clock slower than the 0.4 % the 1 % tolerance was set for
+    // stretches it in true time by as much.
+    const slow = Math.max(1, 0.996 / (history.clockRates.get(c.process) ?? 1));
     // A re-entry waits for nothing, but it runs after the outer call's own grant.
-    if (took > bound * 1.01 && !paused) {
+    if (took > bound * 1.01 * slow && !paused) {
       problems.push(
         `waitMs: #${c.id} (${c.process}, waitMs ${c.waitMs}) settled after ${took.toFixed(1)} ms (${c.outcome})`,
       );
@@ -162,9 +169,67 @@ export function check(history: History, scenario: Scenario, leftovers: string[])
       // On a Cluster the check of a lock on another node that is down waits for its command timeout
       // (docs/GUARANTEES.md: "told at the check's deadline").
       const clusterWait = scenario.topology === 'cluster' ? SIM_ENGINE.commandTimeoutMs : 0;
-      if (end(g) > up.at + TOLD_AFTER_RETURN_MS + clusterWait + pausedFor(g, history.faults, back)) {
+      // The connection dropped again before the check could answer (the server killed again): the
+      // check fails at its deadline, the command timeout ("a renewal that times out aborts at once").
+      const downAgain = history.connections.some(
+        (c) =>
+          c.process === g.process &&
+          c.state === 'down' &&
+          c.at > up.at &&
+          c.at <= up.at + TOLD_AFTER_RETURN_MS,
+      );
+      // Likewise when the server is under CLIENT PAUSE as the check arrives: it waits, and times out.
+      const serverPaused = history.faults.some(
+        (x) =>
+          x.kind === 'client-pause' &&
+          x.target === f.target &&
+          x.at <= up.at + TOLD_AFTER_RETURN_MS &&
+          x.at + (x.ms ?? 0) >= up.at,
+      );
+      const checkWait = downAgain || serverPaused ? SIM_ENGINE.commandTimeoutMs : 0;
+      if (
+        end(g) >
+        up.at + TOLD_AFTER_RETURN_MS + Math.max(clusterWait, checkWait) + pausedFor(g, history.faults, back)
+      ) {
         problems.push(
           `told: #${g.id} (${g.process}) held ${g.keys.join('+')} across ${f.kind} of ${f.target} at ${back.toFixed(1)} ms and was not told within ${TOLD_AFTER_RETURN_MS} ms of its connection's return at ${up.at.toFixed(1)} ms (told ${told === Infinity ? 'never' : `at ${told.toFixed(1)}`})`,
+        );
+      }
+    }
+  }
+
+  // 10. a force release: each holder it evicted is told within the bound (docs/CONSOLE.md: the script
+  //     PUBLISHes to the holder engine's notice channel; bound 100 ms), and every grant asked for after
+  //     forceRelease() answered has a token above the fence it advanced to
+  for (const f of forced) {
+    for (const g of f.evicted) {
+      const from = Math.max(f.at, g.settledAt!);
+      // A notice lost to the network (a partition, dropped messages, a server down) is not waited for,
+      // nor one sent before the holder's engine listened (it subscribes once its first lock call has
+      // answered), nor one of a RedLock attempt under way: a watchdog holder then learns at its next
+      // renewal, a fixed-lease holder at its lease end.
+      const disturbed =
+        !f.surely.has(g) ||
+        f.at < listeningFrom(history, g.process) ||
+        noticeDisturbed(history, g.process, from, from + FORCE_TOLD_MS);
+      if (disturbed && g.leaseMs !== undefined) continue;
+      const bound =
+        (disturbed ? SIM_ENGINE.renewEveryMs + SIM_ENGINE.commandTimeoutMs + FORCE_TOLD_MS : FORCE_TOLD_MS) +
+        pausedFor(g, history.faults, from);
+      if (end(g) > from + bound) {
+        problems.push(
+          `told: #${g.id} (${g.process}) held ${f.key} when it was force-released at ${f.at.toFixed(1)} ms and was not told within ${bound.toFixed(0)} ms (${g.lostAt === undefined ? 'never told' : `told at ${g.lostAt.toFixed(1)}: ${g.lostReason}`})`,
+        );
+      }
+    }
+    // (Only when it answered true: a forceRelease() that timed out may still run later, from the
+    // client's offline queue once the server is back.)
+    const asked = f.call.result === true ? f.call.settledAt! : Infinity;
+    for (const g of grants) {
+      if (!g.keys.includes(f.key) || g.keyClass !== f.call.keyClass || g.requestedAt <= asked) continue;
+      if (g.tokens![f.key]! <= f.fence) {
+        problems.push(
+          `tokens: #${g.id} got ${g.tokens![f.key]} for ${f.key}, asked after the force release that advanced its fence to ${f.fence}`,
         );
       }
     }
@@ -227,6 +292,17 @@ export function check(history: History, scenario: Scenario, leftovers: string[])
     // From the first close() on, a grant may go to a process that gives it back unreported.
     if (t + wakeBound >= firstClose) continue;
     for (const key of r.keys) {
+      // A cohort that ended at its bound lets the other processes go first: its own waiters hold back
+      // for the yield time (mutex-release.lua's ARGV[6] and ARGV[7]).
+      const yielding = (w: CallRecord): boolean =>
+        history.runs.some(
+          (run) =>
+            run.script === 'mutex-release' &&
+            run.keys[0]!.includes(`{${key}}`) &&
+            run.args[5] === history.engineIds.get(w.process) &&
+            run.at <= t &&
+            run.at >= t - Number(run.args[6] ?? 0) - 5,
+        );
       const waiting = history.calls.some(
         (w) =>
           !w.reentry &&
@@ -235,7 +311,8 @@ export function check(history: History, scenario: Scenario, leftovers: string[])
           w.process !== r.process &&
           w.requestedAt < t - 5 &&
           (w.settledAt ?? Infinity) > t + wakeBound &&
-          w.requestedAt + w.waitMs > t + wakeBound + 50,
+          w.requestedAt + w.waitMs > t + wakeBound + 50 &&
+          !yielding(w),
       );
       if (!waiting) continue;
       // A cohort that ended at its bound reserves the lock for the longest-waiting process for a moment
@@ -309,8 +386,14 @@ function exempt(
   b: CallRecord,
   lossy: readonly FaultRecord[],
   faults: readonly FaultRecord[],
+  forced: readonly ForcedRelease[],
 ): boolean {
   const [first, second] = a.settledAt! <= b.settledAt! ? [a, b] : [b, a];
+  // A force release takes the lock from its holders on purpose: exclusion is not kept for the rest of
+  // an evicted holder's section (the rule "told" bounds how long it may go on believing).
+  // (Two holders it surely evicted held together before it: that overlap is judged as any other.)
+  const maybe = (f: ForcedRelease, c: CallRecord): boolean => f.evicted.has(c) && !f.surely.has(c);
+  if (forced.some((f) => f.evicted.has(a) !== f.evicted.has(b) || maybe(f, a) || maybe(f, b))) return true;
   const lostBetween = lossy.some(
     (f) =>
       f.at >= first.settledAt! &&
@@ -339,4 +422,88 @@ function pausedFor(c: CallRecord, faults: readonly FaultRecord[], after: number)
   return faults
     .filter((f) => f.kind === 'process-pause' && f.target === c.process && f.at + (f.ms ?? 0) > after - 1000)
     .reduce((sum, f) => sum + (f.ms ?? 0), 0);
+}
+
+/** A force release that evicted something, as the servers ran it. */
+interface ForcedRelease {
+  readonly call: ForceReleaseCall;
+  readonly key: string;
+  /** When the (first) server ran the script. */
+  readonly at: number;
+  /** The fence it advanced the key to (RedLock: the lowest node's): every grant after it has a higher token. */
+  readonly fence: number;
+  /**
+   * The holders it may have evicted: those that believed they held at its first run, those whose grant
+   * was on its way back (a lower token), and on RedLock those whose attempt ran while it did (it runs
+   * node by node, and an attempt can keep a minority of nodes it believes a majority).
+   */
+  readonly evicted: ReadonlySet<CallRecord>;
+  /** Of those, the ones it certainly evicted (all but RedLock's attempts under way). */
+  readonly surely: ReadonlySet<CallRecord>;
+}
+
+/**
+ * Whether the network could keep a notice from `process` between `from` and `to`: a fault of its own
+ * (a partition, noise), or its connection down then, or back only just before (it resubscribes).
+ */
+function noticeDisturbed(history: History, process: string, from: number, to: number): boolean {
+  const own = history.faults.some(
+    (f) =>
+      (f.target === process || f.target.startsWith(`${process}/`)) &&
+      f.at <= to &&
+      f.at + (f.ms ?? 0) >= from - NETWORK_SLACK_MS,
+  );
+  if (own) return true;
+  const events = history.connections.filter((c) => c.process === process);
+  const before = events.filter((c) => c.at <= from).at(-1);
+  if (before && (before.state === 'down' || before.at >= from - NETWORK_SLACK_MS)) return true;
+  return events.some((c) => c.state === 'down' && c.at > from && c.at <= to);
+}
+
+/** From when a process hears force-release notices: its engine subscribes once its first call answered. */
+function listeningFrom(history: History, process: string): number {
+  const first = Math.min(
+    ...history.calls
+      .filter((c) => c.process === process && c.settledAt !== undefined)
+      .map((c) => c.settledAt!),
+  );
+  return first + NETWORK_SLACK_MS;
+}
+
+function forcedReleases(
+  history: History,
+  grants: readonly CallRecord[],
+  scenario: Scenario,
+): ForcedRelease[] {
+  return history.forceReleases.flatMap((call) => {
+    // Its script runs after the call, and before the next force release of the key: a call that timed
+    // out (the server down) may still run it once the server is back, from the client's offline queue.
+    const next = Math.min(
+      ...history.forceReleases.filter((c) => c.key === call.key && c.at > call.at).map((c) => c.at),
+    );
+    const runs = history.runs.filter(
+      (r) =>
+        r.script === 'force-release' &&
+        r.keys[0]!.includes(`{${call.key}}`) &&
+        r.at >= call.at &&
+        r.at < next &&
+        Array.isArray(r.reply) &&
+        r.reply[0] === 1,
+    );
+    if (runs.length === 0) return [];
+    const at = Math.min(...runs.map((r) => r.at));
+    // RedLock: each node advanced its own counter (server clocks apart); a grant after the force
+    // release is above the lowest of them.
+    const fence = Math.min(...runs.map((r) => Number((r.reply as unknown[])[1])));
+    const last = Math.max(...runs.map((r) => r.at));
+    const holders = grants.filter(
+      (g) => g.keys.includes(call.key) && g.keyClass === call.keyClass && end(g) > at,
+    );
+    const surely = holders.filter((g) => g.settledAt! <= at || g.tokens![call.key]! < fence);
+    const maybe =
+      scenario.topology === 'redlock' ? holders.filter((g) => g.requestedAt < last && g.settledAt! > at) : [];
+    return [
+      { call, key: call.key, at, fence, evicted: new Set([...surely, ...maybe]), surely: new Set(surely) },
+    ];
+  });
 }

@@ -55,6 +55,7 @@ export type FaultKind =
   | 'heal'
   | 'network-noise'
   | 'network-quiet'
+  | 'force-release'
   | 'close';
 
 export interface FaultRecord {
@@ -70,14 +71,30 @@ export interface FaultRecord {
   lost?: string[];
 }
 
+/** An operator's force release (the console, the CLI), run from one process' engine. */
+export interface ForceReleaseCall {
+  readonly key: string;
+  readonly keyClass: KeyClass;
+  readonly process: string;
+  readonly at: number;
+  settledAt?: number;
+  /** forceRelease()'s answer (true: something was evicted), or its error. */
+  result?: boolean | string;
+}
+
 export class History {
   readonly calls: CallRecord[] = [];
   readonly writes: WriteRecord[] = [];
   readonly faults: FaultRecord[] = [];
+  readonly forceReleases: ForceReleaseCall[] = [];
   readonly problems: string[] = [];
   /** Each process' connection events (the engine's `connection` event), in order. */
   readonly connections: { readonly process: string; readonly state: 'up' | 'down'; readonly at: number }[] =
     [];
+  /** Each process' engine id (what scripts name a process by). */
+  readonly engineIds = new Map<string, string>();
+  /** Each process' clock rate against true time (local ms per true ms; below 1 runs slow). */
+  readonly clockRates = new Map<string, number>();
   /** Every script the servers ran, in true time (what Redis did: the omniscient view). */
   runs: readonly ScriptRun[] = [];
   /** Lines of the readable trace (kept only when asked: a replay). */

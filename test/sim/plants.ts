@@ -1,5 +1,6 @@
 import { HeldLocks } from '../../lib/core/grant/held-locks';
 import { LockGrant } from '../../lib/core/grant/lock-grant';
+import { ForceRelease } from '../../lib/core/inspection/force-release';
 import type { WorldHooks } from './world';
 
 /**
@@ -112,6 +113,11 @@ export const PLANTS = {
             );
           },
       ),
+  },
+  'unheard-force-release': {
+    description: 'a force-release notice is dropped: a holder in another process is never told',
+    hooks: {},
+    patch: () => patchMethod(ForceRelease.prototype, 'onNotice', () => () => undefined),
   },
 } satisfies Record<string, Plant>;
 

@@ -2,11 +2,17 @@ import { MemoryStore } from '../../lib/testing/memory/memory-store';
 import { SCRIPT_PORTS } from '../../lib/testing/memory/memory-scripts';
 import { toRedisReply, type ScriptPort } from '../../lib/testing/memory/scripts/lua';
 import { fenceFloor } from './fence-floor-port';
+import { auditAppend, forceRelease, registryRead } from './force-release-port';
 import type { Prng } from './prng';
 import { SIM_EPOCH_MS, type Simulation } from './virtual-time';
 
 /** A script the simulated servers run beyond the in-memory backend's ports. */
-const EXTRA_PORTS: Readonly<Record<string, ScriptPort>> = { 'fence-floor': fenceFloor };
+const EXTRA_PORTS: Readonly<Record<string, ScriptPort>> = {
+  'fence-floor': fenceFloor,
+  'force-release': forceRelease,
+  'registry-read': registryRead,
+  'audit-append': auditAppend,
+};
 
 /** A Redis error as the server answers it (the reply text starts with its code). */
 export class ServerError extends Error {}
@@ -118,10 +124,16 @@ export class SimServer {
   pause(ms: number): void {
     if (this.paused) return;
     this.paused = true;
-    this.sim.after(ms, () => {
-      this.paused = false;
-      for (const run of this.waitingForPause.splice(0)) run();
-    });
+    this.pauseEnd = this.sim.after(ms, () => this.unpause());
+  }
+
+  private pauseEnd?: { cancel(): void };
+
+  private unpause(): void {
+    this.paused = false;
+    this.pauseEnd?.cancel();
+    this.pauseEnd = undefined;
+    for (const run of this.waitingForPause.splice(0)) run();
   }
 
   /** @internal Runs `run` when the pause ends. */
@@ -148,6 +160,9 @@ export class SimServer {
   /** kill -9: every connection drops; nothing answers until restart(). */
   kill(): void {
     this.up = false;
+    // A pause dies with the process: what waited in it fails with its connection, and a restart
+    // is not paused.
+    if (this.paused) this.unpause();
     this.reset();
   }
 

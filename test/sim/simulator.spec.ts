@@ -40,15 +40,19 @@ describe('the deterministic simulator', () => {
     // A sentinel failover to a lagging replica loses one semaphore permit (not the lock): the checker
     // had taken the permit's loss for a broken limit.
     [93, 'sentinel failovers with semaphore holders'],
+    // (Seed 266 of ab478da, a watchdog round answered after a shorter extend(), no longer meets that
+    // race since the operator's force releases joined the world: renewal-order.spec.ts holds it.)
   ])('seed %d holds every promise (%s)', async (seed) => {
     expect((await runSeed(seed)).verdict.problems).toEqual([]);
   });
 
   const caught: [PlantName, number, RegExp][] = [
+    ['no-drift', 4, /^exclusion: /],
     ['no-fence-floor', 1, /^tokens: /],
-    ['release-without-owner-check', 3, /^exclusion: /],
-    ['lost-waiter-mark', 6, /^wake-up: /],
+    ['release-without-owner-check', 1, /^exclusion: /],
+    ['lost-waiter-mark', 5, /^wake-up: /],
     ['watchdog-after-release', 2, /^busy: /],
+    ['unheard-force-release', 19, /^told: /],
   ];
   it.each(caught)('catches the planted bug %s on seed %d', async (plant, seed, problem) => {
     const clean = new Set((await runSeed(seed)).verdict.problems);

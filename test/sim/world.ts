@@ -5,7 +5,14 @@ import type { LockOptions } from '../../lib/core/options/lock-options';
 import { openLockEngine } from '../../lib/core/topology/create-lock-engine';
 import { resolveLockConfig } from '../../lib/core/topology/resolve-lock-config';
 import type { LockEnvironment } from '../../lib/core/topology/lock-environment';
-import { History, type CallRecord, type FaultKind, type FaultRecord, type KeyClass } from './history';
+import {
+  History,
+  type CallRecord,
+  type FaultKind,
+  type FaultRecord,
+  type ForceReleaseCall,
+  type KeyClass,
+} from './history';
 import { Prng } from './prng';
 import { SimDoor, SimNetwork } from './sim-door';
 import { SimServer } from './sim-server';
@@ -107,14 +114,24 @@ export class World {
     }
     for (let i = 0; i < scenario.processes; i++) {
       const p = root.fork();
-      const clock = { offsetMs: p.range(0, 1e6), rate: 1 + p.range(-0.004, 0.004) };
-      const proc = new SimProcess(`p${i}`, this.sim, clock, p.fork());
+      const offsetMs = p.range(0, 1e6);
+      let rate = 1 + p.range(-0.004, 0.004);
+      const procPrng = p.fork();
       const network = new SimNetwork(p.fork());
+      // Some clocks drift as far as docs/GUARANTEES.md allows for: up to 1 % slow against the server's
+      // (a lease then lasts longer here than in Redis, which the drift allowance must cover), or fast.
+      const drift = p.next();
+      if (drift < 0.25) rate = 1 - p.range(0.004, 0.01);
+      else if (drift < 0.35) rate = 1 + p.range(0.004, 0.01);
+      const proc = new SimProcess(`p${i}`, this.sim, { offsetMs, rate }, procPrng);
+      this.history.clockRates.set(proc.name, rate);
+      this.history.note(0, proc.name, `clock ${((rate - 1) * 100).toFixed(2)} % against true time`);
       this.processes.push(proc);
       this.networks.push(network);
       const engine = this.openEngine(proc, network);
       hooks.engine?.(engine);
       this.engines.push(engine);
+      this.history.engineIds.set(proc.name, engine.engineId);
       engine.events.on('lost', (e) =>
         this.history.note(this.sim.now, proc.name, `told lost ${e.key}: ${e.reason}`),
       );
@@ -125,8 +142,9 @@ export class World {
       });
     }
     this.planFaults(root.fork());
-    root.fork(); // reserved
+    const operator = root.fork();
     this.workloadPrng = root.fork();
+    this.planForceReleases(operator);
   }
 
   private readonly workloadPrng: Prng;
@@ -306,13 +324,17 @@ export class World {
     handle: LockHandle | MultiLockHandle,
     who: string,
   ): Promise<void> {
-    const steps = prng.int(1, 3);
+    // A job longer than its fixed lease: it works on, writing, until its signal says the lease is over
+    // (the promise it relies on: told before anyone else can be granted the lock).
+    const overrun = call.leaseMs !== undefined && prng.chance(0.15);
+    const steps = overrun ? Infinity : prng.int(1, 3);
     for (let i = 0; i < steps; i++) {
-      await this.sleep(proc, prng.range(0, 250));
+      await this.sleep(proc, overrun ? prng.range(0, 60) : prng.range(0, 250));
       if (handle.signal.aborted) break;
       // The fenced write an exclusive holder makes: the storage refuses a token below the last it took.
       const exclusive = call.keyClass !== 'semaphore' && call.mode !== 'read';
       if (exclusive) for (const [key, token] of Object.entries(call.tokens!)) this.write(call, key, token);
+      if (overrun) continue;
       const roll = prng.next();
       if (roll < 0.15 && call.keys.length === 1 && call.keyClass !== 'token') {
         await this.reenter(proc, engine, handle as LockHandle, call, prng);
@@ -391,11 +413,14 @@ export class World {
       const record = { at: this.sim.now, kind, target, detail, ms } as FaultRecord;
       this.history.faults.push(record);
       const server = this.servers.find((s) => s.name === target);
-      const before = server ? lockedKeys(server) : [];
+      const before = server ? lockStates(server) : new Map<string, string>();
       action();
       if (server && (kind === 'restart-empty' || kind === 'restart-aof' || kind === 'failover')) {
-        record.kept = lockedKeys(server);
-        record.lost = before.filter((key) => !record.kept!.includes(key));
+        const after = lockStates(server);
+        record.kept = [...after.keys()];
+        // A lock lost is one the server no longer has as it was: gone, or (a lagging replica) an
+        // earlier holder's lock of the same key in its place.
+        record.lost = [...before].filter(([key, state]) => after.get(key) !== state).map(([key]) => key);
       }
       this.history.note(
         this.sim.now,
@@ -484,18 +509,72 @@ export class World {
     }
   }
 
+  /**
+   * An operator's force releases (the console or the CLI, mounted in one of the app's processes): in
+   * some runs, up to three, each of a lock held at that moment when there is one.
+   */
+  private planForceReleases(prng: Prng): void {
+    if (!prng.chance(0.4)) return;
+    const count = prng.int(1, 3);
+    for (let i = 0; i < count; i++) {
+      const at = prng.range(200, this.scenario.quietAt - 600);
+      const p = prng.int(0, this.processes.length - 1);
+      const pick = prng.fork();
+      const proc = this.processes[p]!;
+      this.sim.at(at, () => this.forceRelease(proc, this.engines[p]!, pick), proc);
+    }
+  }
+
+  private forceRelease(proc: SimProcess, engine: LockEngine, prng: Prng): void {
+    const held = this.history.calls.filter(
+      (c) => c.outcome === 'granted' && !c.reentry && c.endedAt === undefined,
+    );
+    const holder = held.length > 0 ? prng.pick(held) : undefined;
+    const keyClass = holder?.keyClass ?? prng.pick(this.scenario.keyClasses);
+    const key = prng.pick(holder?.keys ?? keysOf(keyClass));
+    const call: ForceReleaseCall = { key, keyClass, process: proc.name, at: this.sim.now };
+    this.history.forceReleases.push(call);
+    this.history.faults.push({ at: this.sim.now, kind: 'force-release', target: key, detail: keyClass });
+    this.history.note(this.sim.now, proc.name, `OPERATOR forceRelease(${key}, ${keyClass})`);
+    this.running++;
+    const done = (result: boolean | string): void => {
+      this.running--;
+      call.settledAt = this.sim.now;
+      call.result = result;
+      this.history.note(this.sim.now, proc.name, `OPERATOR forceRelease(${key}) answered ${String(result)}`);
+    };
+    engine
+      .forceRelease(key, { kind: keyClass, reason: 'simulated operator', by: 'operator' })
+      .then(done, (err: unknown) => done(err instanceof Error ? `${err.name}: ${err.message}` : String(err)));
+  }
+
   /** Calls still waiting for an answer (for the run's end). */
   get callsInFlight(): number {
     return this.running;
   }
 }
 
-/** The user keys whose lock `server` holds now (the omniscient view: its keyspace, read directly). */
-export function lockedKeys(server: SimServer): string[] {
-  const keys = new Set<string>();
-  for (const name of server.store.keyNames()) {
+/**
+ * The user keys whose lock `server` holds now, each with its lock's state as text (the omniscient view:
+ * its keyspace, read directly).
+ */
+export function lockStates(server: SimServer): Map<string, string> {
+  const { store } = server;
+  const states = new Map<string, string>();
+  for (const name of [...store.keyNames()].sort()) {
     const match = /\{([^}]*)\}:(?:m|rw|fair|sem)$/.exec(name);
-    if (match) keys.add(match[1]!);
+    if (!match) continue;
+    // Who holds an exclusive lock, not how (a waiter's mark, a hold count or a lease may differ on a
+    // lagging replica). A shared kind counts as held while anyone holds it: which of its holders a
+    // replica missed is not told apart (the checker exempts shared kinds across a failover).
+    const type = store.type(name);
+    const holder =
+      type === 'string'
+        ? store.get(name)!.split(' ')[0]!
+        : type === 'hash' && !/:(?:rw|sem)$/.test(name)
+          ? (store.hget(name, 'owner') ?? '')
+          : type;
+    states.set(match[1]!, `${states.get(match[1]!) ?? ''}${name}=${holder};`);
   }
-  return [...keys].sort();
+  return states;
 }

@@ -68,12 +68,16 @@ export class HeldLocks implements GrantKeeper {
     );
   }
 
+  /** Told of each new grant: a force release that named it before it arrived ends it (force-release.ts). */
+  onAdd?: (grant: LockGrant) => void;
+
   /** Tracks a new grant (and hands it to the watchdog when it has no fixed lease). */
   add(grant: LockGrant): void {
     this.grants.add(grant);
     const lock = grant.names.lock;
     this.byLock.set(lock, (this.byLock.get(lock) ?? 0) + 1);
     if (grant.watchdog) this.watchdog.add(grant);
+    this.onAdd?.(grant);
   }
 
   /** True while this engine holds `lockName` (its waiters then wait for it locally, not in Redis). */

@@ -77,6 +77,8 @@ export class LockGrant implements Deadline {
   private cohortState?: Cohort;
   /** A fresh cohort grant's opening: its Cohort is built when first needed (most grants never hand over). */
   private readonly opening?: CohortOpening;
+  /** Monotonic time the request behind `expiresAt` was sent: the grant's, or the last renewal's. */
+  private leaseSentAt: number;
   /** Renewed since the opening: the Redis lease then ends at `expiresAt`. */
   private renewedSinceOpening = false;
   /** Set when a cohort ended at its bound: this process' next waiter yields this long (ms). */
@@ -114,6 +116,7 @@ export class LockGrant implements Deadline {
     const cohort = spec.cohort;
     if (cohort instanceof Cohort) this.cohortState = cohort;
     else this.opening = cohort;
+    this.leaseSentAt = requestedAt;
     this.expiresAt = requestedAt + spec.leaseMs;
     this.localEnd = this.expiresAt - leaseDriftMs(spec.leaseMs);
     this.holdDeadline =
@@ -179,6 +182,15 @@ export class LockGrant implements Deadline {
 
   /** Moves the lease end (after a renewal sent at `sentAt`) and the deadline with it. */
   renewed(sentAt: number, leaseMs: number): void {
+    // A reply to a renewal sent before the one behind the lease comes late (a RedLock or Cluster batch
+    // waits for its slowest node): Redis ran it first, and the later lease stands there (an extend()
+    // that shortened it). So it may only shorten the lease here; where the order is not certain, the
+    // sooner end is the safe one.
+    if (sentAt < this.leaseSentAt) {
+      if (sentAt + leaseMs >= this.expiresAt) return;
+    } else {
+      this.leaseSentAt = sentAt;
+    }
     this.expiresAt = sentAt + leaseMs;
     this.localEnd = this.expiresAt - leaseDriftMs(leaseMs);
     if (this.cohortState) this.cohortState.redisExpiresAt = this.expiresAt;

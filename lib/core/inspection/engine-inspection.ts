@@ -53,6 +53,8 @@ export class EngineInspection {
       events,
       fenceTtlMs: options.fenceTtlMs,
     });
+    // A notice can overtake its grant's reply: the grant is checked as it arrives.
+    held.onAdd = (grant) => this.inspector.onGrant(grant);
     this.noticeDeps = {
       runtime,
       target,

@@ -52,6 +52,9 @@ export interface ForceReleaseDeps {
  * stream, and the `forceReleased` event fires.
  */
 export class ForceRelease {
+  /** Notices that came before their grant, by owner and lock name: kept until `until` (monotonic). */
+  private readonly early = new Map<string, { until: number; cause: Error }>();
+
   constructor(private readonly deps: ForceReleaseDeps) {}
 
   /** Evicts the holders of `key` (of `kind`, or of every kind). Resolves false when nothing was held. */
@@ -142,15 +145,43 @@ export class ForceRelease {
     if (notice?.type === FORCE_RELEASE_NOTICE) this.evict(notice);
   }
 
-  /** Ends this engine's grant named by the notice (if it still has it). */
+  /**
+   * Ends this engine's grant named by the notice. None here yet: the notice travels on the subscriber
+   * connection and can overtake the reply that grants the lock (RedLock also runs the force release
+   * node by node while an attempt runs), so a grant of that owner and lock that arrives soon after is
+   * ended as it arrives (onGrant).
+   */
   private evict(notice: Pick<ForceReleaseNotice, 'lock' | 'owner' | 'reason' | 'by'>): void {
+    const cause = new Error(`force-released by ${notice.by}: ${notice.reason}`);
+    let known = false;
     for (const grant of [...this.deps.grants]) {
-      if (grant.owner === notice.owner && grant.names.lock === notice.lock && grant.active) {
-        grant.lose('force-released', new Error(`force-released by ${notice.by}: ${notice.reason}`));
+      if (grant.owner === notice.owner && grant.names.lock === notice.lock) {
+        known = true;
+        if (grant.active) grant.lose('force-released', cause);
       }
     }
+    if (known) return;
+    const now = this.deps.runtime.now();
+    for (const [name, early] of this.early) if (early.until <= now) this.early.delete(name);
+    this.early.set(`${notice.owner} ${notice.lock}`, { until: now + EARLY_NOTICE_KEEP_MS, cause });
+  }
+
+  /** A new grant of this engine: ended at once when a force release named it before it arrived. */
+  onGrant(grant: LockGrant): void {
+    if (this.early.size === 0) return;
+    const name = `${grant.owner} ${grant.names.lock}`;
+    const early = this.early.get(name);
+    if (!early) return;
+    this.early.delete(name);
+    if (early.until > this.deps.runtime.now()) grant.lose('force-released', early.cause);
   }
 }
+
+/**
+ * How long a notice that found no grant is kept for one still on its way: far longer than a reply
+ * takes (owner ids are never reused, so keeping it longer only costs an entry).
+ */
+const EARLY_NOTICE_KEEP_MS = 10_000;
 
 /** What one force-release script call removes: a kind tag, and for `m` which type. */
 function forcePlans(kind: LockKind | undefined): { tag: LockKindTag; mutexType: string }[] {

@@ -26,6 +26,7 @@ export function globToRegExp(glob: string): RegExp {
   return new RegExp(`^${out}$`, 'u');
 }
 
+/** A literal character. Only syntax characters: the 'u' flag refuses any other escape (`\-` too). */
 function escape(c: string): string {
-  return c.replace(/[.*+?^${}()|[\]\\/-]/g, (m) => `\\${m}`);
+  return c.replace(/[.*+?^${}()|[\]\\/]/g, (m) => `\\${m}`);
 }

@@ -1,3 +1,4 @@
+import type { LockGrant } from '../grant/lock-grant';
 import { KIND_TAG_LIST } from '../kinds/kind-registry';
 import { type KeySpace } from '../kinds/key-space';
 import { defineScript } from '../redis/script-library';
@@ -94,6 +95,11 @@ export class LockInspector {
   async forceReleases(options?: unknown): Promise<ForceReleaseRecord[]> {
     const { key, limit } = auditArgs(options);
     return readAudit(this.target, this.inspectionKeys, key, limit);
+  }
+
+  /** See ForceRelease.onGrant. */
+  onGrant(grant: LockGrant): void {
+    this.forced.onGrant(grant);
   }
 
   /** A force-release notice for this engine arrived. */

@@ -46,7 +46,7 @@ export class MultiAcquisition {
     private readonly req: MultiAcquisitionRequest,
   ) {
     this.kindLabel = req.kindLabel;
-    this.ids = { owner: ctx.runtime.randomId(), holdId: ctx.runtime.randomId() };
+    this.ids = { owner: ownerId(ctx), holdId: ctx.runtime.randomId() };
     this.wait = new Waiter(
       ctx,
       {
@@ -105,7 +105,7 @@ export class MultiAcquisition {
       // A new round asks for holds of its own: undoing a late grant of an earlier round must not take
       // this round's (see Acquisition.attempt).
       const { runtime } = this.ctx;
-      const owner = this.req.kind.reentrant ? this.ids.owner : runtime.randomId();
+      const owner = this.req.kind.reentrant ? this.ids.owner : ownerId(this.ctx);
       this.ids = { owner, holdId: runtime.randomId() };
     }
     const requestedAt = this.ctx.runtime.now();
@@ -199,4 +199,12 @@ export class MultiAcquisition {
         `(all or none), still busy after waiting ${Math.round(waited)} ms`,
     );
   }
+}
+
+/**
+ * A new owner id, prefixed with the engine id as a single-key acquisition's is: a force release's
+ * notice goes to the channel of the engine the owner names, and scripts tell this process' owners apart.
+ */
+function ownerId(ctx: AcquisitionContext): string {
+  return `${ctx.held.engineId}.${ctx.runtime.randomId()}`;
 }

@@ -3,9 +3,9 @@
 /**
  * Redlock's clock-drift allowance, applied to every lease: 1 % of the lease plus 2 ms. A lease ends
  * in this process that much before Redis can expire it, so a holder learns of a loss before another
- * process can be granted the lock, even when its timer fires a little late or its clock runs a
- * little fast against the server's (see docs/GUARANTEES.md, "Leases end early"). RedLock uses the
- * same allowance for its validity.
+ * process can be granted the lock, even when its timer fires a little late or its clock runs up to
+ * 1 % slow against the server's (see docs/GUARANTEES.md, "Leases end early"). RedLock uses the same
+ * allowance for its validity.
  */
 export const DRIFT_FACTOR = 0.01;
 /** The fixed part of the drift allowance, in ms (timer granularity). */
