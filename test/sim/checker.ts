@@ -399,7 +399,7 @@ function exempt(
       f.at >= first.settledAt! &&
       f.at <= second.settledAt! &&
       // A shared kind is one lock per key with a holder each: a replica can keep the lock and miss a holder.
-      (shared(first) || first.keys.some((k) => f.lost?.includes(k))),
+      (shared(first) || first.keys.some((k) => f.lost?.includes(k) || f.shortened?.includes(k))),
   );
   if (lostBetween) return true;
   // A holder whose process was paused (GC, SIGSTOP) while it held: "a holder that pauses past its lease".

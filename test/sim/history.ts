@@ -69,6 +69,8 @@ export interface FaultRecord {
   kept?: string[];
   /** The user keys whose lock it had just before, and lost. */
   lost?: string[];
+  /** Restarts and failovers: the locks it kept with a lease that ends sooner in true time (missed renewals, a clock ahead). */
+  shortened?: string[];
 }
 
 /** An operator's force release (the console, the CLI), run from one process' engine. */

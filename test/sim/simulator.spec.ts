@@ -42,6 +42,12 @@ describe('the deterministic simulator', () => {
     [93, 'sentinel failovers with semaphore holders'],
     // (Seed 266 of ab478da, a watchdog round answered after a shorter extend(), no longer meets that
     // race since the operator's force releases joined the world: renewal-order.spec.ts holds it.)
+    // An extend() to a shorter lease whose reply a partition lost: Redis ran it, the holder kept the
+    // longer lease, and a writer of another process was granted the key. An unanswered renewal now
+    // shortens the lease here as it may have in Redis (test/virtual-time/late-replies.spec.ts).
+    [302, 'cluster, a partition behind an extend() of a read-write holder'],
+    // RedLock: the give-backs of failed attempts woke every waiter at network speed; they wake nobody now.
+    [82, 'redlock, waiters behind a holder'],
   ])('seed %d holds every promise (%s)', async (seed) => {
     expect((await runSeed(seed)).verdict.problems).toEqual([]);
   });
@@ -50,7 +56,7 @@ describe('the deterministic simulator', () => {
     ['no-drift', 4, /^exclusion: /],
     ['no-fence-floor', 1, /^tokens: /],
     ['release-without-owner-check', 1, /^exclusion: /],
-    ['lost-waiter-mark', 5, /^wake-up: /],
+    ['lost-waiter-mark', 6, /^wake-up: /],
     ['watchdog-after-release', 2, /^busy: /],
     ['unheard-force-release', 19, /^told: /],
   ];

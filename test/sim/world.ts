@@ -125,6 +125,7 @@ export class World {
       else if (drift < 0.35) rate = 1 + p.range(0.004, 0.01);
       const proc = new SimProcess(`p${i}`, this.sim, { offsetMs, rate }, procPrng);
       this.history.clockRates.set(proc.name, rate);
+      proc.onFault = (text) => this.history.note(this.sim.now, proc.name, text);
       this.history.note(0, proc.name, `clock ${((rate - 1) * 100).toFixed(2)} % against true time`);
       this.processes.push(proc);
       this.networks.push(network);
@@ -414,13 +415,23 @@ export class World {
       this.history.faults.push(record);
       const server = this.servers.find((s) => s.name === target);
       const before = server ? lockStates(server) : new Map<string, string>();
+      const expiresBefore = server ? lockExpiries(server) : new Map<string, number>();
       action();
       if (server && (kind === 'restart-empty' || kind === 'restart-aof' || kind === 'failover')) {
         const after = lockStates(server);
+        const expiresAfter = lockExpiries(server);
         record.kept = [...after.keys()];
         // A lock lost is one the server no longer has as it was: gone, or (a lagging replica) an
         // earlier holder's lock of the same key in its place.
         record.lost = [...before].filter(([key, state]) => after.get(key) !== state).map(([key]) => key);
+        // A lock kept with a lease that now ends sooner in true time: a lagging replica missed renewals,
+        // or its clock runs ahead of the old master's (it keeps the absolute expiry). Nobody is told.
+        record.shortened = [...before]
+          .filter(
+            ([key, state]) =>
+              after.get(key) === state && expiresAfter.get(key)! < expiresBefore.get(key)! - 0.5,
+          )
+          .map(([key]) => key);
       }
       this.history.note(
         this.sim.now,
@@ -481,12 +492,15 @@ export class World {
               network.dropReply = 0.05;
               network.dropMessage = 0.3;
               network.jitterMs = 30;
+              // BUGGIFY: a reply now and then lands just after its deadline (Runtime.faultPoint).
+              proc.lateReplies = { probability: 0.05 };
             },
             undefined,
             ms,
           );
           this.fault(at + ms, 'network-quiet', proc.name, () => {
             network.dropRequest = network.dropReply = network.dropMessage = network.jitterMs = 0;
+            proc.lateReplies = { probability: 0 };
           });
         },
       ];
@@ -558,6 +572,19 @@ export class World {
  * The user keys whose lock `server` holds now, each with its lock's state as text (the omniscient view:
  * its keyspace, read directly).
  */
+/** When each lock key of `server` expires, in true ms from now (Infinity: no expiry). */
+function lockExpiries(server: SimServer): Map<string, number> {
+  const { store } = server;
+  const expiries = new Map<string, number>();
+  for (const name of store.keyNames()) {
+    const match = /\{([^}]*)\}:(?:m|rw|fair|sem)$/.exec(name);
+    if (!match) continue;
+    const pttl = store.pttl(name);
+    expiries.set(match[1]!, pttl < 0 ? Infinity : pttl);
+  }
+  return expiries;
+}
+
 export function lockStates(server: SimServer): Map<string, string> {
   const { store } = server;
   const states = new Map<string, string>();

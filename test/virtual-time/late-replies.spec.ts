@@ -62,3 +62,27 @@ it('a watchdog whose renewals all land late tells its holder before Redis frees 
   expect(lastRenewal.at).toBeLessThan(told.at!);
   expect(grantedAt!).toBeGreaterThanOrEqual(lastRenewal.at + 900);
 });
+
+it('an extend() that shortens the lease and gets no answer ends the lease here no later than in Redis', async () => {
+  const holder = await lab.warmProcess();
+  const other = await lab.warmProcess();
+  const handle = await lab.settle(holder.engine.acquire('order:2', { leaseMs: 60_000 }));
+  const told: { at?: number } = {};
+  handle.signal.addEventListener('abort', () => (told.at = lab.now));
+  holder.process.lateReplies = { probability: 1, scripts: (name) => name === 'renew' };
+  const sentAt = lab.now;
+  // Redis runs it (the lease there is 200 ms from now); the answer comes after its deadline.
+  expect(await lab.settle(handle.extend(200)).catch((e: unknown) => e)).toBeInstanceOf(LockRedisError);
+  expect(lab.runs('renew').at(-1)!.reply).toEqual([1]);
+  let grantedAt: number | undefined;
+  void other.engine.acquire('order:2', { waitMs: 5_000 }).then(async (h) => {
+    grantedAt = lab.now;
+    await h.release();
+  });
+  await lab.until(() => told.at !== undefined);
+  // Told at the shortened lease's local end, before Redis lets the key go and anyone else has it.
+  expect(told.at!).toBeLessThanOrEqual(sentAt + 200);
+  expect(grantedAt).toBeUndefined();
+  await lab.until(() => grantedAt !== undefined);
+  expect(grantedAt!).toBeGreaterThan(sentAt + 200);
+});

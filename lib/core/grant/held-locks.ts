@@ -154,7 +154,15 @@ export class HeldLocks implements GrantKeeper {
       grant.lose('max-hold');
       throw grant.lost!;
     }
-    const [result] = await grant.kind.renew([grant.renewRequest(sentAt, leaseMs)]);
+    let result: RenewResult | undefined;
+    try {
+      [result] = await grant.kind.renew([grant.renewRequest(sentAt, leaseMs)]);
+    } catch (err) {
+      // No answer: the renewal may have run all the same. A shorter lease it asked for may stand in
+      // Redis now, so the lease ends here no later than it would there.
+      grant.mayHaveRenewed(sentAt, leaseMs);
+      throw err;
+    }
     if (result !== 'renewed') {
       grant.lose(result === 'gone' ? 'expired' : 'taken-over');
       throw grant.lost!;

@@ -199,6 +199,14 @@ export class LockGrant implements Deadline {
   }
 
   /**
+   * A renewal for `leaseMs` sent at `sentAt` got no answer and may have run: when it would have
+   * shortened the lease (an extend() to less than is left), the lease ends at its end here too.
+   */
+  mayHaveRenewed(sentAt: number, leaseMs: number): void {
+    if (sentAt + leaseMs < this.expiresAt) this.renewed(sentAt, leaseMs);
+  }
+
+  /**
    * A re-entry sent at `sentAt` moved the lease in Redis to at least `sentAt + leaseMs` (the acquire
    * scripts never shorten it): the local lease end follows, so handle and Redis agree.
    */

@@ -333,7 +333,10 @@ export class PendingScript<Reply> implements Deadline {
 
   private replied(reply: Reply): void {
     // The simulator's fault point: this reply came just after the deadline (Runtime.faultPoint).
-    if (this.slot >= 0 && this.gateway.runtime.faultPoint?.('reply-after-deadline', this.script.name) === true) {
+    if (
+      this.slot >= 0 &&
+      this.gateway.runtime.faultPoint?.('reply-after-deadline', this.script.name) === true
+    ) {
       this.gateway.runtime.deadlines.remove(this);
       this.expire();
     }
