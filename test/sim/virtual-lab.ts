@@ -150,6 +150,25 @@ export class VirtualLab {
     return this.sim.now;
   }
 
+  /** Records when (true time) and how `work` settles, as the simulation runs. */
+  watch<T>(work: Promise<T>): { at?: number; value?: T; error?: unknown } {
+    const seen: { at?: number; value?: T; error?: unknown } = {};
+    work.then(
+      (value) => Object.assign(seen, { at: this.now, value }),
+      (error: unknown) => Object.assign(seen, { at: this.now, error }),
+    );
+    return seen;
+  }
+
+  /** Records when (true time) `signal` aborts, and its reason. */
+  abortOf(signal: AbortSignal): { at?: number; reason?: unknown } {
+    const seen: { at?: number; reason?: unknown } = {};
+    signal.addEventListener('abort', () => Object.assign(seen, { at: this.now, reason: signal.reason }), {
+      once: true,
+    });
+    return seen;
+  }
+
   /** Runs the simulation; what the spec started before (its promise chains) queues its events first. */
   private async run(until: number, stop?: () => boolean): Promise<void> {
     await settle();

@@ -41,8 +41,7 @@ it('a watchdog whose renewals all land late tells its holder before Redis frees 
   const holder = await lab.warmProcess({ watchdogLeaseMs: 900, renewEveryMs: 300 });
   const other = await lab.warmProcess();
   const handle = await lab.settle(holder.engine.acquire('job:1'));
-  const told: { at?: number } = {};
-  handle.signal.addEventListener('abort', () => (told.at = lab.now));
+  const told = lab.abortOf(handle.signal);
   holder.process.lateReplies = { probability: 1, scripts: (name) => name === 'renew' };
   let grantedAt: number | undefined;
   void other.engine.acquire('job:1', { waitMs: 10_000 }).then(async (h) => {
@@ -67,8 +66,7 @@ it('an extend() that shortens the lease and gets no answer ends the lease here n
   const holder = await lab.warmProcess();
   const other = await lab.warmProcess();
   const handle = await lab.settle(holder.engine.acquire('order:2', { leaseMs: 60_000 }));
-  const told: { at?: number } = {};
-  handle.signal.addEventListener('abort', () => (told.at = lab.now));
+  const told = lab.abortOf(handle.signal);
   holder.process.lateReplies = { probability: 1, scripts: (name) => name === 'renew' };
   const sentAt = lab.now;
   // Redis runs it (the lease there is 200 ms from now); the answer comes after its deadline.

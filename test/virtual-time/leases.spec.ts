@@ -13,15 +13,6 @@ import { VirtualLab } from '../sim/virtual-lab';
 
 const lockName = (key: string): string => new KeySpace('lock:').names(key, 'm').lock;
 
-/** The true time `signal` aborts at (the lab's clock), and its reason. */
-function abortOf(lab: VirtualLab, signal: AbortSignal): { at?: number; reason?: unknown } {
-  const seen: { at?: number; reason?: unknown } = {};
-  signal.addEventListener('abort', () => Object.assign(seen, { at: lab.now, reason: signal.reason }), {
-    once: true,
-  });
-  return seen;
-}
-
 let lab: VirtualLab;
 beforeEach(() => {
   lab = new VirtualLab();
@@ -39,7 +30,7 @@ describe('a fixed lease', () => {
     await lab.warm(engine, options);
     const requestedAt = lab.now;
     const handle = await lab.settle(engine.acquire('order:1', { ...options, leaseMs: 1000 }));
-    const abort = abortOf(lab, handle.signal);
+    const abort = lab.abortOf(handle.signal);
     // Granted one round trip after the request; the script's PEXPIRE started when it ran, mid-way.
     expect(lab.now - requestedAt).toBeCloseTo(1, 6);
     expect(lab.pttl(lockName('order:1'))).toBe(1000); // 999.5, as Redis rounds a PTTL
@@ -62,7 +53,7 @@ describe('a fixed lease', () => {
     const { engine } = await lab.warmProcess({}, { offsetMs: 5_000, rate: 0.99 });
     const requestedAt = lab.now;
     const handle = await lab.settle(engine.acquire('order:2', { leaseMs: 6_000 }));
-    const abort = abortOf(lab, handle.signal);
+    const abort = lab.abortOf(handle.signal);
     await lab.until(() => abort.at !== undefined);
     // 6 000 − 62 ms of a clock that runs 1 % slow is 6 000 ms of true time: still before Redis' expiry,
     // which started half a millisecond after the request.
@@ -84,7 +75,7 @@ describe('a fixed lease', () => {
   it('moves its end with extend(), in the holder and in Redis', async () => {
     const { engine } = await lab.warmProcess();
     const handle = await lab.settle(engine.acquire('order:4', { leaseMs: 1_000 }));
-    const abort = abortOf(lab, handle.signal);
+    const abort = lab.abortOf(handle.signal);
     await lab.advance(500);
     const extendedAt = lab.now;
     await lab.settle(handle.extend(2_000));
@@ -123,7 +114,7 @@ describe('the watchdog', () => {
     const holder = await lab.warmProcess({ watchdogLeaseMs: 900, renewEveryMs: 300 });
     const other = await lab.warmProcess({ watchdogLeaseMs: 900, renewEveryMs: 300 });
     const handle = await lab.settle(holder.engine.acquire('job:2'));
-    const abort = abortOf(lab, handle.signal);
+    const abort = lab.abortOf(handle.signal);
     await lab.advance(1_000);
     const lastRenewal = lab.runs('renew').at(-1)!;
     // The holder's packets to the server are lost from now on (a partition).
@@ -154,7 +145,7 @@ describe('the watchdog', () => {
     const other = await lab.warmProcess();
     const handle = await lab.settle(holder.engine.acquire('job:3'));
     const grantedAt = lab.now;
-    const abort = abortOf(lab, handle.signal);
+    const abort = lab.abortOf(handle.signal);
     await lab.advance(30);
     lab.server.store.del(lockName('job:3'));
     const thief =

@@ -13,16 +13,6 @@ import { VirtualLab } from '../sim/virtual-lab';
 
 const mutexLock = (key: string): string => new KeySpace('lock:').names(key, 'm').lock;
 
-/** The true time `work` settles at, and how. */
-function watch<T>(lab: VirtualLab, work: Promise<T>): { at?: number; value?: T; error?: unknown } {
-  const seen: { at?: number; value?: T; error?: unknown } = {};
-  work.then(
-    (value) => Object.assign(seen, { at: lab.now, value }),
-    (error: unknown) => Object.assign(seen, { at: lab.now, error }),
-  );
-  return seen;
-}
-
 let lab: VirtualLab;
 beforeEach(() => {
   lab = new VirtualLab();
@@ -47,7 +37,7 @@ describe('waitMs', () => {
       holder.engine.acquire('sku:1', 'mode' in options ? { mode: 'read' } : { ...options, leaseMs: 60_000 }),
     );
     const startedAt = lab.now;
-    const call = watch(lab, waiter.engine.acquire('sku:1', { ...options, waitMs: 750 }));
+    const call = lab.watch(waiter.engine.acquire('sku:1', { ...options, waitMs: 750 }));
     await lab.until(() => call.at !== undefined);
     expect(call.error).toBeInstanceOf(LockNotAcquiredError);
     // Its last sleep ends at the deadline (startedAt + 750: its clock runs at true rate here), where it
@@ -81,7 +71,7 @@ describe('polling, the safety net under pub/sub', () => {
     const held = await lab.settle(holder.engine.acquire('sku:3', options));
     waiter.network.dropMessage = 1;
     const since = lab.now;
-    const call = watch(lab, waiter.engine.acquire('sku:3', { ...options, waitMs: 2_000 }));
+    const call = lab.watch(waiter.engine.acquire('sku:3', { ...options, waitMs: 2_000 }));
     await lab.advance(1_500);
     const attempts = lab.runs('token-acquire', since).map((r) => r.at);
     const gaps = attempts.slice(1).map((at, i) => Math.round((at - attempts[i]!) * 1000) / 1000);
@@ -110,7 +100,7 @@ describe('polling, the safety net under pub/sub', () => {
     // The holder's process stops (SIGSTOP): it neither releases nor learns anything.
     holder.process.pause(60_000);
     waiter.network.dropMessage = 1;
-    const call = watch(lab, waiter.engine.acquire('sku:4', { ...options, leaseMs: 1_000, waitMs: 5_000 }));
+    const call = lab.watch(waiter.engine.acquire('sku:4', { ...options, leaseMs: 1_000, waitMs: 5_000 }));
     await lab.until(() => call.at !== undefined);
     expect(call.value).toBeDefined();
     // Granted at the first attempt after Redis let the key go, within a cap and a round trip.
@@ -131,7 +121,7 @@ describe('wake-ups', () => {
     await lab.warm(holder.engine, options);
     await lab.warm(waiter.engine, options);
     const held = await lab.settle(holder.engine.acquire('sku:5', options));
-    const call = watch(lab, waiter.engine.acquire('sku:5', { ...options, waitMs: 600_000 }));
+    const call = lab.watch(waiter.engine.acquire('sku:5', { ...options, waitMs: 600_000 }));
     // Polling could never end this wait in time: only the release's message can.
     await lab.advance(5_000);
     expect(call.at).toBeUndefined();
@@ -150,7 +140,7 @@ describe('wake-ups', () => {
     const waiter = await lab.warmProcess();
     const held = await lab.settle(holder.engine.acquire('sku:6'));
     const controller = new AbortController();
-    const call = watch(lab, waiter.engine.acquire('sku:6', { waitMs: 600_000, signal: controller.signal }));
+    const call = lab.watch(waiter.engine.acquire('sku:6', { waitMs: 600_000, signal: controller.signal }));
     await lab.advance(1_000);
     const reason = new Error('the client went away');
     const abortedAt = lab.now;
@@ -173,9 +163,8 @@ describe('hold bounds', () => {
     const handle = await lab.settle(holder.engine.acquire('job:1', { maxHoldMs: 1_200 }));
     const grantedAt = lab.now;
     const requestLeft = lab.runs('mutex-acquire').at(-1)!.at - 0.5;
-    const ended: { at?: number } = {};
-    handle.signal.addEventListener('abort', () => (ended.at = lab.now));
-    const next = watch(lab, other.engine.acquire('job:1', { waitMs: 5_000 }));
+    const ended = lab.abortOf(handle.signal);
+    const next = lab.watch(other.engine.acquire('job:1', { waitMs: 5_000 }));
     await lab.until(() => ended.at !== undefined);
     expect(handle.signal.reason).toBeInstanceOf(LockLostError);
     expect(handle.signal.reason).toMatchObject({ reason: 'max-hold' });
