@@ -2,13 +2,14 @@
 // `npm test`: the suite in four steps, arranged by what each part waits on (docs/TEST-SUITE.md):
 //
 //   1. the unit and redis projects, four Jest workers (the engine's timing logic in virtual time included)
-//   2. the faults project, three files at a time with nothing else running: the fault specs mostly wait on
-//      leases, kills and failovers, but some take both cores at moments (10,000 waiters, a Nest app's
-//      start) and have bounds of hundreds of milliseconds. Beside the unit and redis projects under
-//      nice 10, they starved (churn's 10 s, connection-drop's 401 ms): fresh-clone CI run, 2026-11-29.
-//   3. the timing project (test/faults/timing/), two files at a time with nothing else running: its
-//      assertions are about real timers (a partition through a proxy, cron ticks), and its specs mostly
-//      wait on them.
+//   2. the faults project, four files at a time with nothing else running: the fault specs mostly wait on
+//      leases, kills and failovers (about 1 core busy of 2 at four files), but some take both cores at
+//      moments (10,000 waiters, a Nest app's start) and have bounds of hundreds of milliseconds. Beside
+//      the unit and redis projects under nice 10, they starved (churn's 10 s, connection-drop's 401 ms):
+//      fresh-clone CI run, 2026-11-29.
+//   3. the timing project (test/faults/timing/), its four files at once with nothing else running: its
+//      assertions are about real timers (a partition through a proxy, cron ticks), and its specs wait on
+//      them (13 s of CPU in 35 s).
 //   4. the alone project (test/faults/alone/) in band, with nothing else running: its assertions are
 //      about CPU shares (cohort bounds and fairness across processes that keep both cores busy).
 //
@@ -75,16 +76,16 @@ const SUITE = [
   [
     [
       [
-        'faults (three at a time)',
-        [jest, '--selectProjects', 'faults', '--maxWorkers=3', '--testTimeout=120000'],
+        'faults (four at a time)',
+        [jest, '--selectProjects', 'faults', '--maxWorkers=4', '--testTimeout=120000'],
       ],
     ],
   ],
   [
     [
       [
-        'timing (two at a time)',
-        [jest, '--selectProjects', 'timing', '--maxWorkers=2', '--testTimeout=120000'],
+        'timing (four at a time)',
+        [jest, '--selectProjects', 'timing', '--maxWorkers=4', '--testTimeout=120000'],
       ],
     ],
   ],
