@@ -53,6 +53,10 @@ describe('the deterministic simulator', () => {
     // now asked again, its waiters polling meanwhile (test/virtual-time/waiting.spec.ts).
     [678, 'single, a partition behind a waiter subscribing'],
     [1554, 'single, a partition behind a waiter subscribing (token lock)'],
+    // RedLock: the checker took a call that asked before a force release and won long after it, on an
+    // attempt that began after it, for a holder the force release may have evicted. Only a winning
+    // attempt under way across the force release counts now (checker.ts, winningAttemptFrom).
+    [1392, 'redlock, a force release while a caller waited'],
   ])('seed %d holds every promise (%s)', async (seed) => {
     expect((await runSeed(seed)).verdict.problems).toEqual([]);
   });
