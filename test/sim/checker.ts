@@ -500,10 +500,36 @@ function forcedReleases(
       (g) => g.keys.includes(call.key) && g.keyClass === call.keyClass && end(g) > at,
     );
     const surely = holders.filter((g) => g.settledAt! <= at || g.tokens![call.key]! < fence);
+    // RedLock: a grant whose winning attempt was under way across the force release may have lost the
+    // holds it had taken before it on some nodes. An attempt that began after the last force-release
+    // run lost nothing, however long its call had waited before it (seed 1392).
     const maybe =
-      scenario.topology === 'redlock' ? holders.filter((g) => g.requestedAt < last && g.settledAt! > at) : [];
+      scenario.topology === 'redlock'
+        ? holders.filter(
+            (g) =>
+              g.requestedAt < last && g.settledAt! > at && winningAttemptFrom(history, g, call.key) < last,
+          )
+        : [];
     return [
       { call, key: call.key, at, fence, evicted: new Set([...surely, ...maybe]), surely: new Set(surely) },
     ];
   });
+}
+
+/**
+ * When a RedLock grant's winning attempt sent its first acquire (true time): the grant's token is the
+ * highest one its nodes granted, so the acquire runs that granted it name the attempt's hold id
+ * (each attempt asks for a hold of its own). -Infinity when no run matches (taken as under way).
+ */
+function winningAttemptFrom(history: History, g: CallRecord, key: string): number {
+  const token = g.tokens?.[key];
+  const scoped = `{${key}}`;
+  const acquires = history.runs.filter((r) => r.script.endsWith('-acquire') && r.keys[0]!.includes(scoped));
+  const holds = new Set(
+    acquires
+      .filter((r) => Array.isArray(r.reply) && r.reply[0] === 1 && Number(r.reply[1]) === token)
+      .map((r) => r.args[1]),
+  );
+  if (holds.size === 0) return -Infinity;
+  return Math.min(...acquires.filter((r) => holds.has(r.args[1])).map((r) => r.at));
 }

@@ -154,6 +154,31 @@ describe('wake-ups', () => {
     await lab.advance(1_000);
     expect(lab.runs('mutex-acquire', since)).toHaveLength(0);
   });
+
+  it('asks again for a subscription left unanswered on a live connection: a later release still wakes', async () => {
+    // Issue 43 (simulator seeds 678 and 1554): a SUBSCRIBE a partition swallowed, its connection up,
+    // counted as joined for as long as the lock stayed contended; no release message woke its waiters.
+    const holder = await lab.warmProcess();
+    const waiter = await lab.warmProcess();
+    const held = await lab.settle(holder.engine.acquire('sku:7'));
+    const since = lab.now;
+    const call = lab.watch(waiter.engine.acquire('sku:7', { waitMs: 600_000 }));
+    await lab.until(() => lab.runs('mutex-acquire', since).length === 1);
+    // Its busy reply is on the way; the SUBSCRIBE it sends on arrival is lost, and nothing else.
+    waiter.network.partitioned.add(lab.server.name);
+    await lab.advance(2);
+    waiter.network.partitioned.delete(lab.server.name);
+    // Past the confirmation bound (commandTimeoutMs, 5 s), on polling meanwhile.
+    await lab.advance(8_000);
+    expect(call.at).toBeUndefined();
+    await lab.settle(held.release());
+    const release = lab.server.runs.filter((r) => r.script.endsWith('release')).at(-1)!;
+    await lab.until(() => call.at !== undefined);
+    expect(call.value).toBeDefined();
+    // The message arrives 0.5 ms after the release ran; the attempt it starts takes one round trip.
+    expect(call.at! - release.at).toBeCloseTo(1.5, 6);
+    await lab.settle(call.value!.release());
+  });
 });
 
 describe('hold bounds', () => {

@@ -164,8 +164,9 @@ export class Waiter implements QueuedWaiter {
     if (this.remaining() <= 0) return 'timeout';
     if (!this.wakeups) return 'timeout';
     const holderLeft = this.retryAfterMs >= 0 ? this.retryAfterMs + 1 : Infinity;
-    const directed = this.call.directedWakeupSleepMs;
-    const step = directed ?? (this.req ? this.ctx.backoff.maxMs : this.backoffMs);
+    // A channel whose subscription was never confirmed hears no release: poll on the backoff.
+    const directed = this.wakeups.subscribed ? this.call.directedWakeupSleepMs : undefined;
+    const step = directed ?? (this.req && this.wakeups.subscribed ? this.ctx.backoff.maxMs : this.backoffMs);
     const ms = Math.max(1, Math.min(step, holderLeft, this.remaining()));
     await this.wakeups.wait(ms, this.waitSignal());
     this.backoffMs = Math.min(this.backoffMs * 2, this.ctx.backoff.maxMs);

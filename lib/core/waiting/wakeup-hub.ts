@@ -72,9 +72,13 @@ export class WakeupHub {
         refs: 0,
         members: new Set(),
         sharded,
-        ready: this.subscribe(channel, sharded),
+        ready: Promise.resolve(),
         settled: false,
+        confirmed: false,
+        askedAt: this.runtime.now(),
+        asking: false,
       };
+      created.ready = this.subscribe(channel, created);
       created.ready.then(
         () => (created.settled = true),
         () => undefined, // the joins awaiting it get the rejection
@@ -94,7 +98,10 @@ export class WakeupHub {
 
   private member(channel: string, state: ChannelState): Wakeups {
     state.refs++;
-    const member = new Wakeups(this.runtime, () => this.leave(channel, member));
+    const member = new Wakeups(this.runtime, () => this.leave(channel, member), {
+      confirmed: () => state.confirmed,
+      ask: () => this.askAgain(channel, state),
+    });
     state.members.add(member);
     return member;
   }
@@ -183,15 +190,40 @@ export class WakeupHub {
     }
   }
 
-  private async subscribe(channel: string, sharded: boolean): Promise<void> {
+  /**
+   * Sends the SUBSCRIBE of a channel that was never confirmed once more, as a member goes to sleep
+   * on it: one ask at a time, at most one per confirmation bound. A SUBSCRIBE can go unanswered while
+   * its connection stays up (a client's commandTimeout, a half-open connection, a lost packet): the
+   * channel must not count as joined then, or its waiters would sleep through every release message
+   * for as long as the lock stays contended (issue 43, seeds 678 and 1554). Its members poll on the
+   * backoff meanwhile (Waiter.sleep).
+   */
+  private askAgain(channel: string, state: ChannelState): void {
+    if (this.closed || state.confirmed || state.asking || this.channels.get(channel) !== state) return;
+    if (this.runtime.now() - state.askedAt < this.readyTimeoutMs) return;
+    void this.subscribe(channel, state);
+  }
+
+  /**
+   * SUBSCRIBEs `channel` on every node, waiting for the confirmations within the bound. A node's
+   * confirmation marks the channel confirmed, even one that lands after the bound: a release
+   * PUBLISHes on every node (RedLock), so one subscribed node is enough to hear it.
+   */
+  private async subscribe(channel: string, state: ChannelState): Promise<void> {
     if (this.closed) return;
+    state.asking = true;
+    state.askedAt = this.runtime.now();
+    const confirm = (): void => {
+      state.confirmed = true;
+    };
     // In the engine's context: a connection this opens serves every later waiter (see connections).
     const all = this.runtime.detached(() =>
-      askNodes(this.connections(), (sub) => this.subscribeOn(sub, channel, sharded)),
+      askNodes(this.connections(), (sub) => this.subscribeOn(sub, channel, state.sharded).then(confirm)),
     );
     // Without a subscription the waiter still wins through its backoff polling; a node that is
     // down (or frozen) must not hold the waiter here, so the wait for confirmations is bounded.
     await withDeadline(this.runtime, all, this.readyTimeoutMs, { signal: this.closing.signal });
+    state.asking = false;
   }
 
   /**
@@ -258,6 +290,20 @@ interface ChannelState {
   ready: Promise<void>;
   /** `ready` has resolved: a waiter joins without waiting (joinSettled). */
   settled: boolean;
+  /** A node confirmed a SUBSCRIBE: release messages reach the members. */
+  confirmed: boolean;
+  /** When the latest SUBSCRIBE was sent (runtime.now()). */
+  askedAt: number;
+  /** A SUBSCRIBE is in flight (not yet answered nor given up on). */
+  asking: boolean;
+}
+
+/** A member's view of its channel's subscription. */
+interface Subscription {
+  /** A node confirmed the SUBSCRIBE. */
+  confirmed(): boolean;
+  /** Sends the SUBSCRIBE again when it was never confirmed (WakeupHub.askAgain). */
+  ask(): void;
 }
 
 /** One waiter's view of a channel: `wait()` returns on a message, the timeout, or an abort. */
@@ -271,7 +317,16 @@ export class Wakeups {
   constructor(
     private readonly runtime: Runtime,
     private readonly onLeave: () => void,
+    private readonly subscription?: Subscription,
   ) {}
+
+  /**
+   * Whether release messages reach this channel: false while its SUBSCRIBE was never confirmed
+   * (unanswered within the bound, or refused); then the waiter polls on its backoff.
+   */
+  get subscribed(): boolean {
+    return this.subscription?.confirmed() ?? true;
+  }
 
   /** Resolves at the next wake-up (or at once if one arrived since the last wait), after `ms`, or on abort. */
   wait(ms: number, signal?: AbortSignal): Promise<void> {
@@ -279,6 +334,7 @@ export class Wakeups {
       this.pending = false;
       return Promise.resolve();
     }
+    if (!this.subscribed) this.subscription!.ask();
     return new Promise<void>((resolve) => {
       const done = () => {
         timer.cancel();
