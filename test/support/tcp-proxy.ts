@@ -91,9 +91,9 @@ export class TcpProxy {
     for (const link of this.links) link.flush();
   }
 
-  /** Closes the listener and every proxied connection. */
+  /** Closes the listener and every proxied connection (no reset: see Link.reset). */
   async close(): Promise<void> {
-    for (const link of [...this.links]) link.reset();
+    for (const link of [...this.links]) link.cut();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
@@ -185,9 +185,18 @@ class Link {
     this.upstream.destroy();
   }
 
+  /**
+   * Resets both sockets (the peers see ECONNRESET). A socket already ending (end() called: its
+   * shutdown is pending) is destroyed instead: libuv refuses to reset it (uv_tcp_close_reset: EINVAL),
+   * Node (20.20) then never closes its handle, and the process spins at exit waiting for it. That was
+   * a Jest worker that never exited ("failed to exit gracefully") and kept a core busy meanwhile.
+   */
   reset(): void {
-    if (!this.client.destroyed) this.client.resetAndDestroy();
-    if (!this.upstream.destroyed) this.upstream.resetAndDestroy();
+    for (const socket of [this.client, this.upstream]) {
+      if (socket.destroyed) continue;
+      if (socket.writableEnded) socket.destroy();
+      else socket.resetAndDestroy();
+    }
   }
 }
 

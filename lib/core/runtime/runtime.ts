@@ -1,5 +1,5 @@
 import { AsyncResource } from 'node:async_hooks';
-import { Deadlines } from './deadlines';
+import { Deadlines, type HeapTimer } from './deadlines';
 import { PooledRandomIds } from './random-ids';
 
 /** A timer of a Runtime: cancel() stops it (a no-op once it ran, for a one-shot timer). */
@@ -96,6 +96,38 @@ const detachedTimeout = (fn: () => void, ms: number): NodeJS.Timeout =>
 const detachedInterval = (fn: () => void, ms: number): NodeJS.Timeout =>
   engineContext.runInAsyncScope(setInterval, null, fn, ms) as NodeJS.Timeout;
 
+/**
+ * The heap's timer in production. What is due is judged after the I/O already waiting: a turn of
+ * Node's event loop runs its timers before it reads its sockets, so after a stall longer than a
+ * command's budget (a long GC pause, a synchronous stretch of the app, a starved CPU) the command's
+ * deadline would expire first, and its reply, read-ready in the socket since the stall, be thrown
+ * away: `waitMs: 0` failing with "Redis did not answer within 401 ms" although Redis had. So the
+ * timer hands `fire` to setImmediate, which runs after that turn's reads. The immediate holds the
+ * process open as the timer did (only while a deadline keeps it alive).
+ */
+function afterWaitingIo(fire: () => void, ms: number): HeapTimer {
+  let refd = false;
+  let immediate: NodeJS.Immediate | undefined;
+  const timer = detachedTimeout(() => {
+    // In the timer's (the engine's) context, so is the immediate.
+    immediate = setImmediate(fire);
+    if (!refd) immediate.unref();
+  }, ms).unref();
+  return {
+    cancel: () => {
+      clearTimeout(timer);
+      if (immediate) clearImmediate(immediate);
+    },
+    keepAlive: (on) => {
+      refd = on;
+      if (on) timer.ref();
+      else timer.unref();
+      if (on) immediate?.ref();
+      else immediate?.unref();
+    },
+  };
+}
+
 /** The production runtime: performance.now(), Node's timers, the CSPRNG. One per process. */
 export const nodeRuntime: Runtime = {
   now: () => performance.now(),
@@ -112,16 +144,7 @@ export const nodeRuntime: Runtime = {
   randomId: () => ids.next(),
   random: () => Math.random(),
   // Every engine of the process shares the one timer of this heap.
-  deadlines: new Deadlines(
-    () => performance.now(),
-    (fire, ms) => {
-      const timer = detachedTimeout(fire, ms).unref();
-      return {
-        cancel: () => clearTimeout(timer),
-        keepAlive: (on) => void (on ? timer.ref() : timer.unref()),
-      };
-    },
-  ),
+  deadlines: new Deadlines(() => performance.now(), afterWaitingIo),
   detached: (fn) => engineContext.runInAsyncScope(fn),
   // An AsyncResource is the context it was made in; the grant that keeps it lets go of it when it ends.
   keepContext: () => new AsyncResource('DistributedLockGrant'),
