@@ -63,6 +63,11 @@ interface WorkerMessage {
 
 /** A worker: runs each seed its parent sends, reports each failing one, then that it ran it. */
 function worker(args: Args): void {
+  // No stack traces in a worker: a history makes thousands of errors (every busy answer, timeout and
+  // refused script is one) and V8 captures a stack for each, 5 % of a worker's CPU. Nothing reads them
+  // but the report of an unhandled rejection, which then names the error without its frames; the
+  // replay (SIM_SEED, not a worker) keeps them.
+  Error.stackTraceLimit = 0;
   const queue: number[] = [];
   let busy = false;
   const runQueued = async (): Promise<void> => {
