@@ -6,6 +6,7 @@ import { openLockEngine } from '../../lib/core/topology/create-lock-engine';
 import { resolveLockConfig } from '../../lib/core/topology/resolve-lock-config';
 import type { LockEnvironment } from '../../lib/core/topology/lock-environment';
 import {
+  CHECKED_SCRIPTS,
   History,
   type CallRecord,
   type FaultKind,
@@ -109,6 +110,7 @@ export class World {
       const syncMs =
         scenario.topology === 'sentinel' || scenario.topology === 'cluster' ? serverPrng.int(20, 300) : 0;
       const server = new SimServer(`redis${i}`, this.sim, serverPrng.fork(), syncMs);
+      if (!tracing) server.keeps = (script) => CHECKED_SCRIPTS.has(script);
       hooks.server?.(server);
       this.servers.push(server);
     }
