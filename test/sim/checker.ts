@@ -278,6 +278,8 @@ export function check(history: History, scenario: Scenario, leftovers: string[])
   // 9. wake-ups: with no fault about, a release with a waiter behind it is followed by a grant within
   //    the pub/sub round trips, not the backoff (the safety net for lost messages)
   const wakeBound = scenario.topology === 'redlock' ? REDLOCK_WAKE_BOUND_MS : WAKE_BOUND_MS;
+  // The mutex releases, once: the scans below run for every waiter of every release.
+  const mutexReleases = history.runs.filter((run) => run.script === 'mutex-release');
   for (const r of grants) {
     // The mutex and the token lock: their releases wake every waiter (the fair lock wakes its queue's head,
     // shared kinds wake whoever fits). A multi-key waiter waits for its busiest key, not this one.
@@ -292,13 +294,13 @@ export function check(history: History, scenario: Scenario, leftovers: string[])
     // From the first close() on, a grant may go to a process that gives it back unreported.
     if (t + wakeBound >= firstClose) continue;
     for (const key of r.keys) {
+      const tag = `{${key}}`;
       // A cohort that ended at its bound lets the other processes go first: its own waiters hold back
       // for the yield time (mutex-release.lua's ARGV[6] and ARGV[7]).
       const yielding = (w: CallRecord): boolean =>
-        history.runs.some(
+        mutexReleases.some(
           (run) =>
-            run.script === 'mutex-release' &&
-            run.keys[0]!.includes(`{${key}}`) &&
+            run.keys[0]!.includes(tag) &&
             run.args[5] === history.engineIds.get(w.process) &&
             run.at <= t &&
             run.at >= t - Number(run.args[6] ?? 0) - 5,
@@ -317,13 +319,8 @@ export function check(history: History, scenario: Scenario, leftovers: string[])
       if (!waiting) continue;
       // A cohort that ended at its bound reserves the lock for the longest-waiting process for a moment
       // (mutex-release.lua's ARGV[6]): a release that did so may be followed by no grant for that moment.
-      const reserved = history.runs.some(
-        (run) =>
-          run.script === 'mutex-release' &&
-          run.keys[0]!.includes(`{${key}}`) &&
-          run.at >= t - 5 &&
-          run.at <= t &&
-          (run.args[5] ?? '') !== '',
+      const reserved = mutexReleases.some(
+        (run) => run.keys[0]!.includes(tag) && run.at >= t - 5 && run.at <= t && (run.args[5] ?? '') !== '',
       );
       if (reserved) continue;
       const next = grants.some(

@@ -84,6 +84,12 @@ export interface ForceReleaseCall {
   result?: boolean | string;
 }
 
+/**
+ * The scripts whose runs the checker reads (the wake-up and force-release checks): an untraced world
+ * keeps only these in `runs`. A check that reads another script's runs adds it here.
+ */
+export const CHECKED_SCRIPTS: ReadonlySet<string> = new Set(['mutex-release', 'force-release']);
+
 export class History {
   readonly calls: CallRecord[] = [];
   readonly writes: WriteRecord[] = [];
@@ -97,7 +103,10 @@ export class History {
   readonly engineIds = new Map<string, string>();
   /** Each process' clock rate against true time (local ms per true ms; below 1 runs slow). */
   readonly clockRates = new Map<string, number>();
-  /** Every script the servers ran, in true time (what Redis did: the omniscient view). */
+  /**
+   * The scripts the servers ran, in true time (what Redis did: the omniscient view): those of
+   * CHECKED_SCRIPTS, or every one in a traced world (a replay).
+   */
   runs: readonly ScriptRun[] = [];
   /** Lines of the readable trace (kept only when asked: a replay). */
   readonly trace: string[] = [];

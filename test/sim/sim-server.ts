@@ -52,8 +52,13 @@ export class SimServer {
   private readonly subscribers = new Set<(channel: string, message: string) => void>();
   private replicaCopy?: MemoryStore;
   private replicaClockOffsetMs: number;
-  /** Every script run, in order (the checker's view of what Redis did). */
+  /** Every script run, in order (the checker's view of what Redis did); only those `keeps` accepts. */
   readonly runs: ScriptRun[] = [];
+  /**
+   * Which scripts' runs to keep (all when unset). A world that is not traced keeps only those the
+   * checker reads: the others, kept until the check, were most of what each scavenge had to copy.
+   */
+  keeps?: (script: string) => boolean;
   hook?: ScriptHook;
   private readonly resets: (() => void)[] = [];
 
@@ -98,7 +103,8 @@ export class SimServer {
     else if (!this.scripts.has(sha)) throw new ServerError('NOSCRIPT No matching script. Please use EVAL.');
     if (name === 'acl-check') return []; // the simulated user may run everything
     const reply = this.hook ? this.hook(this, name, keys, args) : this.runPort(name, keys, args);
-    this.runs.push({ server: this.name, script: name, keys, args, reply, at: this.sim.now });
+    if (this.keeps === undefined || this.keeps(name))
+      this.runs.push({ server: this.name, script: name, keys, args, reply, at: this.sim.now });
     return reply;
   }
 

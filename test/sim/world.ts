@@ -6,6 +6,7 @@ import { openLockEngine } from '../../lib/core/topology/create-lock-engine';
 import { resolveLockConfig } from '../../lib/core/topology/resolve-lock-config';
 import type { LockEnvironment } from '../../lib/core/topology/lock-environment';
 import {
+  CHECKED_SCRIPTS,
   History,
   type CallRecord,
   type FaultKind,
@@ -109,6 +110,7 @@ export class World {
       const syncMs =
         scenario.topology === 'sentinel' || scenario.topology === 'cluster' ? serverPrng.int(20, 300) : 0;
       const server = new SimServer(`redis${i}`, this.sim, serverPrng.fork(), syncMs);
+      if (!tracing) server.keeps = (script) => CHECKED_SCRIPTS.has(script);
       hooks.server?.(server);
       this.servers.push(server);
     }
@@ -133,11 +135,13 @@ export class World {
       hooks.engine?.(engine);
       this.engines.push(engine);
       this.history.engineIds.set(proc.name, engine.engineId);
-      engine.events.on('lost', (e) =>
-        this.history.note(this.sim.now, proc.name, `told lost ${e.key}: ${e.reason}`),
-      );
+      engine.events.on('lost', (e) => {
+        if (this.history.tracing)
+          this.history.note(this.sim.now, proc.name, `told lost ${e.key}: ${e.reason}`);
+      });
       engine.events.on('connection', (s) => {
         this.history.connections.push({ process: proc.name, state: s.state, at: this.sim.now });
+        if (!this.history.tracing) return;
         const reason = s.reason ? ` (${s.reason})` : '';
         this.history.note(this.sim.now, proc.name, `connection ${s.name} ${s.state}${reason}`);
       });
@@ -267,6 +271,7 @@ export class World {
     };
     this.running++;
     this.history.calls.push(call);
+    if (!this.history.tracing) return call; // the trace's text is built only for a replay
     this.history.note(
       this.sim.now,
       proc.name,
@@ -291,7 +296,8 @@ export class World {
               ? 'aborted'
               : 'other';
     call.error = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
-    this.history.note(this.sim.now, call.process, `#${call.id} ${call.outcome}: ${call.error}`);
+    if (this.history.tracing)
+      this.history.note(this.sim.now, call.process, `#${call.id} ${call.outcome}: ${call.error}`);
   }
 
   private granted(call: CallRecord, handle: LockHandle | MultiLockHandle): void {
@@ -300,11 +306,12 @@ export class World {
     call.outcome = 'granted';
     call.tokens =
       'fencingTokens' in handle ? { ...handle.fencingTokens } : { [handle.key]: handle.fencingToken };
-    this.history.note(
-      this.sim.now,
-      call.process,
-      `#${call.id} granted, tokens ${JSON.stringify(call.tokens)}`,
-    );
+    if (this.history.tracing)
+      this.history.note(
+        this.sim.now,
+        call.process,
+        `#${call.id} granted, tokens ${JSON.stringify(call.tokens)}`,
+      );
     const onLost = (): void => {
       if (call.lostAt !== undefined) return;
       call.lostAt = this.sim.now;
@@ -351,7 +358,8 @@ export class World {
     const released = await handle.release();
     call.releasedAt = this.sim.now;
     call.releaseResult = released;
-    this.history.note(this.sim.now, proc.name, `#${call.id} released: ${released} (${who})`);
+    if (this.history.tracing)
+      this.history.note(this.sim.now, proc.name, `#${call.id} released: ${released} (${who})`);
   }
 
   /** A nested call for the same key inside the critical section: it re-enters. */

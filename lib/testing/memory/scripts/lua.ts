@@ -20,9 +20,11 @@ export function count(list: readonly string[]): number {
 /** Lua's tonumber(): undefined (nil) for nil, false and text that is not a number. */
 export function tonumber(value: string | number | null | undefined): number | undefined {
   if (typeof value === 'number') return value;
-  if (typeof value !== 'string' || value.trim() === '') return undefined;
-  const n = Number(value.trim());
-  return Number.isNaN(n) ? undefined : n;
+  if (typeof value !== 'string') return undefined;
+  // Number() ignores the blanks around a number as trim() does, and reads blank text as 0 (nil here).
+  const n = Number(value);
+  if (Number.isNaN(n) || (n === 0 && value.trim() === '')) return undefined;
+  return n;
 }
 
 /** string.format('%.0f', n): integers as plain digits (never 1.7e+15). */
