@@ -4,8 +4,10 @@
 -- that ended at its bound (ARGV[6] = its process) reserves the lock for the process that has waited
 -- longest, for ARGV[7] ms: the key stays as { x = '+' .. that process }, which every other owner finds busy.
 -- KEYS[1] lock (a string of one hold, or a hash)   KEYS[2] waiters zset (the fair lock: its queue)
--- ARGV[1] owner id   ARGV[2] hold id   ARGV[3] wake-up channel   ARGV[4] 'PUBLISH' or 'SPUBLISH'
--- Optional (the common call leaves them out): ARGV[5] '1' = always publish
+-- ARGV[1] owner id   ARGV[2] hold id
+-- Optional, in order (the common call leaves them out): ARGV[3] wake-up channel (absent or '': KEYS[1]
+-- .. ':ch', the lock's channel when the keys reach Redis as named)   ARGV[4] 'PUBLISH' (default) or
+-- 'SPUBLISH'   ARGV[5] '1' = always publish
 -- ARGV[6] releasing process at its cohort bound (absent or '' = none)   ARGV[7] ms
 -- Returns 1 released (lock gone), 2 this hold removed but nested holds remain, 0 not held
 -- (expired, taken over, or this hold already released: a retried release changes nothing).
@@ -14,6 +16,12 @@
 local keep_out = ARGV[6] or ''
 if keep_out ~= '' then check_ms(ARGV[7], 'yield ms') end
 local lock = KEYS[1]
+
+-- The channel and command are worked out only when a wake-up goes out.
+local function publish(message)
+  local channel = (ARGV[3] or '') ~= '' and ARGV[3] or lock .. ':ch'
+  redis.call(ARGV[4] or 'PUBLISH', channel, message)
+end
 
 -- The lock is gone now: reserve it at a cohort's bound, and wake the waiters when one marked the grant
 -- (or, for a hash without the mark, layout 1, when the waiters zset has anyone).
@@ -29,7 +37,7 @@ local function wake(marked, unmarkable)
       redis.call('ZREM', KEYS[2], next)
     end
   end
-  if marked or #waiting > 0 then redis.call(ARGV[4], ARGV[3], 'released') end
+  if marked or #waiting > 0 then publish('released') end
   return 1
 end
 
@@ -60,7 +68,7 @@ redis.call('DEL', lock)
 if ARGV[5] == '1' then
   -- The fair lock: KEYS[2] is its queue; only its head may take the lock, so only the head is woken.
   local head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
-  if head then redis.call(ARGV[4], ARGV[3], '@' .. head) end
+  if head then publish('@' .. head) end
   return 1
 end
 return wake(found[4] ~= false, not found[3])
