@@ -119,8 +119,8 @@ async function main(): Promise<void> {
           for (let i = b; i < b + 100; i++) {
             const { acquire, release } = v.args(i);
             if (v.acquire === '') p.set(K, ids(i)[0], 'PX', 10_000, 'NX');
-            else p.evalsha(v.acquire, ...acquire);
-            p.evalsha(v.release, ...release);
+            else p.call('EVALSHA', v.acquire, ...acquire);
+            p.call('EVALSHA', v.release, ...release);
           }
           const replies = (await p.exec()) ?? [];
           const failed = replies.find(([err]) => err);
