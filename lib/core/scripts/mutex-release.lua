@@ -12,7 +12,6 @@
 -- Returns 1 released (lock gone), 2 this hold removed but nested holds remain, 0 not held
 -- (expired, taken over, or this hold already released: a retried release changes nothing).
 --!include args.lua
---!include single-hold.lua
 local keep_out = ARGV[6] or ''
 if keep_out ~= '' then check_ms(ARGV[7], 'yield ms') end
 local lock = KEYS[1]
@@ -27,7 +26,7 @@ end
 -- (or, for a hash without the mark, layout 1, when the waiters zset has anyone).
 local function wake(marked, unmarkable)
   -- The waiters zset is read only to reserve the lock, or for a hash without the mark (layout 1).
-  local waiting = (keep_out ~= '' or unmarkable) and redis.call('ZRANGE', KEYS[2], 0, 1) or {}
+  local waiting = (keep_out ~= '' or unmarkable) and redis.call('ZRANGE', KEYS[2], 0, 1) or nil
   if keep_out ~= '' then
     local next = waiting[1] == keep_out and waiting[2] or waiting[1]
     if next then
@@ -37,18 +36,23 @@ local function wake(marked, unmarkable)
       redis.call('ZREM', KEYS[2], next)
     end
   end
-  if marked or #waiting > 0 then publish('released') end
+  if marked or (waiting and #waiting > 0) then publish('released') end
   return 1
 end
 
--- One hold: the string of single-hold.lua. GET under pcall: a hash
--- (nested holds, the fair lock's holder, an earlier layout) answers WRONGTYPE and is read below.
+-- One hold: the string of single-hold.lua (its layout only: the file is not included). GET under pcall:
+-- a hash (nested holds, the fair lock's holder, an earlier layout) answers WRONGTYPE and is read below.
 if ARGV[5] ~= '1' then
   local value = redis.pcall('GET', lock)
   if not value then return 0 end
   if type(value) == 'string' then
-    local owner, hold, _, marked = single_hold(value)
-    if owner ~= ARGV[1] or hold ~= ARGV[2] then return 0 end
+    -- single_hold's owner and hold are ARGV[1] and ARGV[2] exactly when the string starts with them
+    -- and a space each (ids have no spaces) and a token follows: one comparison and one short match
+    -- of the rest instead of four captures of the whole string.
+    local prefix = ARGV[1] .. ' ' .. ARGV[2] .. ' '
+    if string.sub(value, 1, #prefix) ~= prefix then return 0 end
+    local marked = string.match(value, '^%d+(.*)$', #prefix + 1)
+    if not marked then return 0 end
     redis.call('DEL', lock)
     return wake(marked ~= '', false)
   end

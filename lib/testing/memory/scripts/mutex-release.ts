@@ -1,6 +1,5 @@
 import { checkMs } from './args';
 import { isError, pcall, ScriptPort, tonumber } from './lua';
-import { matchSingleHold } from './single-hold';
 
 /**
  * mutex-release.lua (the mutex and the fair lock's holder): release one hold; the last one deletes
@@ -43,10 +42,13 @@ export const mutexRelease: ScriptPort = (redis, KEYS, ARGV) => {
     const value = pcall(() => redis.get(lock));
     if (value === null) return 0;
     if (typeof value === 'string') {
-      const single = matchSingleHold(value);
-      if (single?.[0] !== ARGV[1] || single[1] !== ARGV[2]) return 0;
+      // The string starts with this owner and hold (ids have no spaces) and a token follows.
+      const prefix = `${ARGV[1]!} ${ARGV[2]!} `;
+      if (!value.startsWith(prefix)) return 0;
+      const marked = /^\d+([\s\S]*)$/.exec(value.slice(prefix.length))?.[1];
+      if (marked === undefined) return 0;
       redis.del(lock);
-      return wake(single[3] !== '', false);
+      return wake(marked !== '', false);
     }
   }
   // One read for every check: owner, this hold, the hold count, the waiter mark (a non-hash is not ours).
