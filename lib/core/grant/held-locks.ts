@@ -4,6 +4,7 @@ import { kindOf } from '../kinds/kind-registry';
 import type { HoldRef, LockKind, ReleaseResult, RenewResult } from '../kinds/lock-kind';
 import type { CohortBounds, LockOptions } from '../options/lock-options';
 import type { Runtime, RuntimeTimer } from '../runtime/runtime';
+import { SmallMap, SmallSet } from '../runtime/small-collections';
 import { GrantHandle } from './grant-handle';
 import { HoldTimes } from './hold-times';
 import { type GrantKeeper, LockGrant } from './lock-grant';
@@ -34,10 +35,10 @@ export interface LocalWaiters {
  * tells it when it ended.
  */
 export class HeldLocks implements GrantKeeper {
-  readonly grants = new Set<LockGrant>();
+  readonly grants = new SmallSet<LockGrant>();
   readonly watchdog: Watchdog;
   /** Live grants per lock name, so local waiters know the lock is this process' own right now. */
-  private readonly byLock = new Map<string, number>();
+  private readonly byLock = new SmallMap<string, number>();
   /** Background retries of releases that failed on a Redis error (see retryRelease). */
   private readonly releaseRetries = new Set<RuntimeTimer>();
   /** Recent hold times per key, for an honest "retry after". */

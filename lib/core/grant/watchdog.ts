@@ -1,4 +1,5 @@
 import type { Runtime, RuntimeTimer } from '../runtime/runtime';
+import { SmallSet } from '../runtime/small-collections';
 import type { LockGrant } from './lock-grant';
 import type { LockKind } from '../kinds/lock-kind';
 
@@ -17,7 +18,7 @@ export interface RenewalRound {
  * the process' one timer ends its lease locally at `localEnd` meanwhile.
  */
 export class Watchdog {
-  private readonly grants = new Set<LockGrant>();
+  private readonly grants = new SmallSet<LockGrant>();
   private timer?: RuntimeTimer;
   private running = false;
 

@@ -39,7 +39,7 @@ export interface ForceReleaseDeps {
   readonly keys: KeySpace;
   readonly inspectionKeys: InspectionKeys;
   readonly target: InspectionTarget;
-  readonly grants: ReadonlySet<LockGrant>;
+  readonly grants: { readonly size: number } & Iterable<LockGrant>;
   readonly events: LockEvents;
   readonly fenceTtlMs: number;
 }

@@ -22,7 +22,7 @@ export interface LockRegistryDeps {
   readonly keys: InspectionKeys;
   readonly target: InspectionTarget;
   /** The engine's live grants (HeldLocks.grants). */
-  readonly grants: ReadonlySet<LockGrant>;
+  readonly grants: { readonly size: number } & Iterable<LockGrant>;
   readonly queues: LocalWaitQueues;
   /** Full rewrite this often (the watchdog period): a record Redis lost comes back within it. */
   readonly heartbeatMs: number;

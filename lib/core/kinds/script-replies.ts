@@ -18,13 +18,16 @@ export type AttemptReply =
   [code: 1 | 2 | 0, value: number] | [code: -2] | [code: -3] | [code: -1, type: string, index?: number];
 
 /**
- * ARGV of mutex-release.lua (the mutex and the fair lock's holder): '1' = always publish (the fair
- * lock), and a cohort's bound; left out when they hold their defaults.
+ * ARGV of mutex-release.lua (the mutex and the fair lock's holder): the channel and publish command
+ * (left out when the script can name them: the lock's channel, PUBLISH), '1' = always publish (the
+ * fair lock), and a cohort's bound; left out when they hold their defaults.
  */
-export type MutexReleaseArgs = [
-  ...HoldReleaseArgs,
-  ...([] | [alwaysPublish: '1'] | [alwaysPublish: '0' | '1', keepOut: string, keepOutMs: number]),
-];
+export type MutexReleaseArgs =
+  | [owner: string, holdId: string]
+  | [
+      ...HoldReleaseArgs,
+      ...([] | [alwaysPublish: '1'] | [alwaysPublish: '0' | '1', keepOut: string, keepOutMs: number]),
+    ];
 
 /** 1 released (lock gone), 2 this hold removed but nested holds remain, 0 not held. */
 export type HoldReleaseReply = 0 | 1 | 2;
@@ -113,16 +116,45 @@ export function releaseHold(
   alwaysPublish?: '0' | '1',
 ): Promise<ReleaseResult> {
   const { names } = h;
-  const args: (string | number)[] = [h.owner, h.holdId, names.channel, gateway.publishCommand];
-  // mutex-release.lua's optional arguments, sent only when they are not their defaults.
-  if (alwaysPublish !== undefined && h.yieldTo) args.push(alwaysPublish, h.yieldTo.process, h.yieldTo.ms);
-  else if (alwaysPublish === '1') args.push('1');
+  let args: (string | number)[];
+  if (
+    alwaysPublish === '0' &&
+    !h.yieldTo &&
+    gateway.publishCommand === 'PUBLISH' &&
+    namedByLock(gateway, names)
+  ) {
+    // The mutex's common release: mutex-release.lua names the channel and the command itself.
+    args = [h.owner, h.holdId];
+  } else {
+    args = [h.owner, h.holdId, names.channel, gateway.publishCommand];
+    // mutex-release.lua's optional arguments, sent only when they are not their defaults.
+    if (alwaysPublish !== undefined && h.yieldTo) args.push(alwaysPublish, h.yieldTo.process, h.yieldTo.ms);
+    else if (alwaysPublish === '1') args.push('1');
+  }
   // A promise chain, not an async function: one promise less on every release.
   return gateway
     .run(script as LuaScript<(string | number)[], HoldReleaseReply>, [names.lock, names.aux], args, {
       userKey: h.key,
     })
     .then(releaseResult);
+}
+
+/**
+ * True when a script can name the lock's channel as KEYS[1] .. ':ch' (KeySpace names it so): the keys
+ * reach Redis as named (no client-side key prefix) and the channel is the lock's. Read without
+ * building a string.
+ */
+function namedByLock(
+  gateway: ScriptRunner,
+  names: { readonly lock: string; readonly channel: string },
+): boolean {
+  const { lock, channel } = names;
+  return (
+    gateway.keysVerbatim === true &&
+    channel.length === lock.length + 3 &&
+    channel.endsWith(':ch') &&
+    channel.startsWith(lock)
+  );
 }
 
 function releaseResult(reply: HoldReleaseReply): ReleaseResult {

@@ -25,6 +25,8 @@ export interface RedisDoor {
   readonly family: ClientFamily;
   /** A Cluster: one script call may only touch keys of one slot; commands route by key. */
   readonly cluster: boolean;
+  /** True when the client prefixes the keys it sends (ioredis' `keyPrefix`): they reach Redis renamed. */
+  readonly prefixesKeys?: boolean;
   /** Cluster or Sentinel: failover errors pass within seconds, so scripts retry until their deadline. */
   readonly ridesOutFailover: boolean;
   /** The library opened this connection (a URL or options): close() ends it. A user's client is never closed. */

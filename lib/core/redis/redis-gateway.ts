@@ -17,6 +17,11 @@ export interface ScriptRunner {
   readonly publishCommand: 'PUBLISH' | 'SPUBLISH';
   /** True on a Cluster: one script call may only touch keys of one slot. */
   readonly cluster: boolean;
+  /**
+   * True when KEYS reach Redis as the library names them (no client-side key prefix, e.g. ioredis'
+   * `keyPrefix`): a script may then derive a name from a key (mutex-release.lua's channel).
+   */
+  readonly keysVerbatim?: boolean;
   run<Args extends readonly ScriptArg[], Reply>(
     script: LuaScript<Args, Reply>,
     keys: readonly string[],
@@ -53,6 +58,7 @@ export class RedisGateway implements ScriptRunner {
   /** Cluster and Sentinel: failover errors are retried until the command's deadline. */
   readonly ridesOutFailover: boolean;
   readonly cluster: boolean;
+  readonly keysVerbatim: boolean;
 
   /** The one door every command of this deployment goes through. */
   readonly door: RedisDoor;
@@ -67,6 +73,7 @@ export class RedisGateway implements ScriptRunner {
     this.door = isRedisClient(door) ? doorForClient(door) : door;
     this.ridesOutFailover = this.door.ridesOutFailover;
     this.cluster = this.door.cluster;
+    this.keysVerbatim = this.door.prefixesKeys !== true;
   }
 
   /**

@@ -1,5 +1,6 @@
 import type { LocalWaiters, Successor } from '../grant/held-locks';
 import type { Runtime } from '../runtime/runtime';
+import { SmallMap } from '../runtime/small-collections';
 
 /** A waiter that holds a place in a local queue and takes hand-offs (a Waiter). */
 export interface QueuedWaiter extends Successor {
@@ -15,7 +16,7 @@ export interface QueuedWaiter extends Successor {
  * waiters on one key must not cost quadratic time), and `maxWaitersPerKey` bounds its length.
  */
 export class LocalWaitQueues implements LocalWaiters {
-  private readonly queues = new Map<string, KeyQueue>();
+  private readonly queues = new SmallMap<string, KeyQueue>();
 
   constructor(
     /** The engine's timers: a waiter's turn is bounded by one. */

@@ -58,6 +58,8 @@ export class MemoryScripts implements ScriptRunner {
   /** One process, one "node": plain PUBLISH, no Cluster slots. */
   readonly publishCommand = 'PUBLISH';
   readonly cluster = false;
+  /** Keys are stored as named. */
+  readonly keysVerbatim = true;
 
   constructor(
     readonly store: MemoryStore,

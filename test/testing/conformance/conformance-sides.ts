@@ -63,6 +63,8 @@ export interface SeamCall {
 export class TwinRunner implements ScriptRunner {
   readonly publishCommand = 'PUBLISH';
   readonly cluster = false;
+  /** Both sides store keys as named: the kinds send the short forms the scripts allow then. */
+  readonly keysVerbatim = true;
   /** The calls since the last drain(). */
   private calls: SeamCall[] = [];
 

@@ -29,6 +29,7 @@ export function isIoredisCluster(client: object): client is Cluster {
 export class IoredisDoor implements RedisDoor {
   readonly cluster: boolean;
   readonly ridesOutFailover: boolean;
+  readonly prefixesKeys: boolean;
   readonly label: string;
   /** The open write batch (coalesceWrites). */
   private batch?: WriteBatch;
@@ -45,6 +46,8 @@ export class IoredisDoor implements RedisDoor {
     this.cluster = isIoredisCluster(client);
     this.ridesOutFailover = this.cluster || Boolean((client as Redis).options?.sentinels?.length);
     this.label = this.cluster ? 'Redis Cluster' : 'Redis';
+    // Read from the client's options (Redis and Cluster alike); a user's client may carry one.
+    this.prefixesKeys = Boolean((client as { options?: { keyPrefix?: string } }).options?.keyPrefix);
     this.listeners = new ClientListeners(client);
   }
 

@@ -1,6 +1,5 @@
 import { checkMs } from './args';
 import { isError, pcall, ScriptPort, tonumber } from './lua';
-import { matchSingleHold } from './single-hold';
 
 /**
  * mutex-release.lua (the mutex and the fair lock's holder): release one hold; the last one deletes
@@ -8,10 +7,15 @@ import { matchSingleHold } from './single-hold';
  * the waiters when one marked the grant (the fair lock: only its queue's head, by '@' .. its entry).
  */
 export const mutexRelease: ScriptPort = (redis, KEYS, ARGV) => {
-  // ARGV[5..7] are optional (left out when they hold their defaults): see mutex-release.lua.
+  // ARGV[3..7] are optional (left out when they hold their defaults): see mutex-release.lua.
   const keepOut = ARGV[6] ?? '';
   if (keepOut !== '') checkMs(ARGV[7], 'yield ms');
   const lock = KEYS[1]!;
+  // The channel is worked out only when a wake-up goes out (one node: ARGV[4]'s SPUBLISH is PUBLISH).
+  const publish = (message: string): void => {
+    const channel = (ARGV[3] ?? '') !== '' ? ARGV[3]! : `${lock}:ch`;
+    redis.publish(channel, message);
+  };
 
   // The lock is gone now: reserve it at a cohort's bound, and wake the waiters when one marked the
   // grant (or, for a hash without the mark, layout 1, when the waiters zset has anyone).
@@ -29,7 +33,7 @@ export const mutexRelease: ScriptPort = (redis, KEYS, ARGV) => {
         redis.zrem(KEYS[2]!, next);
       }
     }
-    if (marked || waiting.length > 0) redis.publish(ARGV[3]!, 'released');
+    if (marked || waiting.length > 0) publish('released');
     return 1;
   };
 
@@ -38,10 +42,13 @@ export const mutexRelease: ScriptPort = (redis, KEYS, ARGV) => {
     const value = pcall(() => redis.get(lock));
     if (value === null) return 0;
     if (typeof value === 'string') {
-      const single = matchSingleHold(value);
-      if (single?.[0] !== ARGV[1] || single[1] !== ARGV[2]) return 0;
+      // The string starts with this owner and hold (ids have no spaces) and a token follows.
+      const prefix = `${ARGV[1]!} ${ARGV[2]!} `;
+      if (!value.startsWith(prefix)) return 0;
+      const marked = /^\d+([\s\S]*)$/.exec(value.slice(prefix.length))?.[1];
+      if (marked === undefined) return 0;
       redis.del(lock);
-      return wake(single[3] !== '', false);
+      return wake(marked !== '', false);
     }
   }
   // One read for every check: owner, this hold, the hold count, the waiter mark (a non-hash is not ours).
@@ -59,7 +66,7 @@ export const mutexRelease: ScriptPort = (redis, KEYS, ARGV) => {
   if (ARGV[5] === '1') {
     // The fair lock: KEYS[2] is its queue; only its head may take the lock, so only the head is woken.
     const head = redis.zrange(KEYS[2]!, 0, 0)[0]?.[0];
-    if (head !== undefined) redis.publish(ARGV[3]!, '@' + head);
+    if (head !== undefined) publish('@' + head);
     return 1;
   }
   return wake(mark !== null, nField === null);
