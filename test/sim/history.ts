@@ -90,6 +90,15 @@ export interface ForceReleaseCall {
  */
 export const CHECKED_SCRIPTS: ReadonlySet<string> = new Set(['mutex-release', 'force-release']);
 
+/**
+ * Whether the checker reads the runs of `script` in a world of `topology`: CHECKED_SCRIPTS, and on
+ * RedLock every acquire too (the force-release check finds the attempt that won a grant: checker.ts,
+ * winningAttemptFrom; seed 1392).
+ */
+export function checkerReads(script: string, topology: string): boolean {
+  return CHECKED_SCRIPTS.has(script) || (topology === 'redlock' && script.endsWith('-acquire'));
+}
+
 export class History {
   readonly calls: CallRecord[] = [];
   readonly writes: WriteRecord[] = [];

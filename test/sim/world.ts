@@ -6,7 +6,7 @@ import { openLockEngine } from '../../lib/core/topology/create-lock-engine';
 import { resolveLockConfig } from '../../lib/core/topology/resolve-lock-config';
 import type { LockEnvironment } from '../../lib/core/topology/lock-environment';
 import {
-  CHECKED_SCRIPTS,
+  checkerReads,
   History,
   type CallRecord,
   type FaultKind,
@@ -110,7 +110,7 @@ export class World {
       const syncMs =
         scenario.topology === 'sentinel' || scenario.topology === 'cluster' ? serverPrng.int(20, 300) : 0;
       const server = new SimServer(`redis${i}`, this.sim, serverPrng.fork(), syncMs);
-      if (!tracing) server.keeps = (script) => CHECKED_SCRIPTS.has(script);
+      if (!tracing) server.keeps = (script) => checkerReads(script, scenario.topology);
       hooks.server?.(server);
       this.servers.push(server);
     }

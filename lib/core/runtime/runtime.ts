@@ -102,29 +102,20 @@ const detachedInterval = (fn: () => void, ms: number): NodeJS.Timeout =>
  * command's budget (a long GC pause, a synchronous stretch of the app, a starved CPU) the command's
  * deadline would expire first, and its reply, read-ready in the socket since the stall, be thrown
  * away: `waitMs: 0` failing with "Redis did not answer within 401 ms" although Redis had. So the
- * timer hands `fire` to setImmediate, which runs after that turn's reads. The immediate holds the
- * process open as the timer did (only while a deadline keeps it alive).
+ * timer hands `fire` to setImmediate, which runs after that turn's reads. The immediate stays ref'd:
+ * an unref'd one lets that turn's poll block until the next I/O (a late reply would then be read
+ * before its deadline fired), and a ref'd one holds the process for that one turn only.
  */
 function afterWaitingIo(fire: () => void, ms: number): HeapTimer {
-  let refd = false;
   let immediate: NodeJS.Immediate | undefined;
-  const timer = detachedTimeout(() => {
-    // In the timer's (the engine's) context, so is the immediate.
-    immediate = setImmediate(fire);
-    if (!refd) immediate.unref();
-  }, ms).unref();
+  // In the timer's (the engine's) context, so is the immediate.
+  const timer = detachedTimeout(() => (immediate = setImmediate(fire)), ms).unref();
   return {
     cancel: () => {
       clearTimeout(timer);
       if (immediate) clearImmediate(immediate);
     },
-    keepAlive: (on) => {
-      refd = on;
-      if (on) timer.ref();
-      else timer.unref();
-      if (on) immediate?.ref();
-      else immediate?.unref();
-    },
+    keepAlive: (on) => void (on ? timer.ref() : timer.unref()),
   };
 }
 
