@@ -6,8 +6,8 @@
 -- KEYS[1] lock (a string of one hold, or a hash)   KEYS[2] waiters zset (the fair lock: its queue)
 -- ARGV[1] owner id   ARGV[2] hold id
 -- Optional, in order (the common call leaves them out): ARGV[3] wake-up channel (absent or '': KEYS[1]
--- .. ':ch', the lock's channel when the keys reach Redis as named)   ARGV[4] 'PUBLISH' (default) or
--- 'SPUBLISH'   ARGV[5] '1' = always publish
+-- .. ':ch', the lock's channel when the keys reach Redis as named)
+-- ARGV[4] 'PUBLISH' or 'SPUBLISH' (absent: PUBLISH)   ARGV[5] '1' = always publish
 -- ARGV[6] releasing process at its cohort bound (absent or '' = none)   ARGV[7] ms
 -- Returns 1 released (lock gone), 2 this hold removed but nested holds remain, 0 not held
 -- (expired, taken over, or this hold already released: a retried release changes nothing).
@@ -19,7 +19,11 @@ local lock = KEYS[1]
 -- The channel and command are worked out only when a wake-up goes out.
 local function publish(message)
   local channel = (ARGV[3] or '') ~= '' and ARGV[3] or lock .. ':ch'
-  redis.call(ARGV[4] or 'PUBLISH', channel, message)
+  if ARGV[4] then
+    redis.call(ARGV[4], channel, message)
+  else
+    redis.call('PUBLISH', channel, message)
+  end
 end
 
 -- The lock is gone now: reserve it at a cohort's bound, and wake the waiters when one marked the grant
