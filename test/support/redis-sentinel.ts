@@ -43,13 +43,30 @@ export interface RedisSentinelTopology {
   stop(): Promise<void>;
 }
 
-/** Waits until INFO replication on `replica` shows `master_link_status:up`. */
+/**
+ * Waits until INFO replication on `replica` shows `master_link_status:up`. On a timeout the error
+ * carries the replica's last replication state (whose replica it is, since when the link is down, a
+ * sync in progress), so a run that fails here says why.
+ */
 export async function waitForReplicaLink(replica: RedisServerProcess, timeoutMs = 10_000): Promise<void> {
-  await waitUntil(
-    async () =>
-      (await redisInfo(replica.port, 'replication', { timeoutMs: 1000 })).master_link_status === 'up',
-    { timeoutMs, intervalMs: 20, description: `replica ${replica.port} to report master_link_status:up` },
-  );
+  let last: Record<string, string> = {};
+  try {
+    await waitUntil(
+      async () => {
+        last = await redisInfo(replica.port, 'replication', { timeoutMs: 1000 });
+        return last.master_link_status === 'up';
+      },
+      { timeoutMs, intervalMs: 20, description: `replica ${replica.port} to report master_link_status:up` },
+    );
+  } catch (error) {
+    const state = Object.entries(last)
+      .filter(([field]) =>
+        /^(role|master_host|master_port|master_link|master_sync|master_last_io)/.test(field),
+      )
+      .map(([field, value]) => `${field}:${value}`)
+      .join(' ');
+    throw new Error(`${(error as Error).message}; its INFO replication: ${state || 'never answered'}`);
+  }
 }
 
 async function sentinelQuery(sentinel: RedisServerProcess, args: string[]): Promise<RespReply> {
