@@ -7,6 +7,7 @@
  */
 import { LockLostError, LockNotAcquiredError } from '../../lib/core/errors';
 import { KeySpace } from '../../lib/core/kinds/key-space';
+import type { LockHandle } from '../../lib/core/grant/grant-handle';
 import type { LockOptions } from '../../lib/core/options/lock-options';
 import { leaseDriftMs } from '../../lib/core/runtime/lease-drift';
 import { VirtualLab } from '../sim/virtual-lab';
@@ -20,6 +21,18 @@ beforeEach(() => {
 afterEach(async () => {
   await lab.close();
 });
+
+/**
+ * Releases `held` and expects the watched wait to be granted by the release's message: it arrives
+ * 0.5 ms after the release ran, and the attempt it starts takes one round trip.
+ */
+async function releaseWakes(held: LockHandle, call: { at?: number; value?: LockHandle }): Promise<void> {
+  await lab.settle(held.release());
+  const release = lab.server.runs.filter((r) => r.script.endsWith('release')).at(-1)!;
+  await lab.until(() => call.at !== undefined);
+  expect(call.value).toBeDefined();
+  expect(call.at! - release.at).toBeCloseTo(1.5, 6);
+}
 
 describe('waitMs', () => {
   it.each<[string, LockOptions]>([
@@ -125,12 +138,7 @@ describe('wake-ups', () => {
     // Polling could never end this wait in time: only the release's message can.
     await lab.advance(5_000);
     expect(call.at).toBeUndefined();
-    await lab.settle(held.release());
-    const release = lab.server.runs.filter((r) => r.script.endsWith('release')).at(-1)!;
-    await lab.until(() => call.at !== undefined);
-    expect(call.value).toBeDefined();
-    // The message arrives 0.5 ms after the release ran; the attempt it starts takes one round trip.
-    expect(call.at! - release.at).toBeCloseTo(1.5, 6);
+    await releaseWakes(held, call);
     expect(call.value!.fencingToken).toBeGreaterThan(held.fencingToken);
     await lab.settle(call.value!.release());
   });
@@ -171,12 +179,7 @@ describe('wake-ups', () => {
     // Past the confirmation bound (commandTimeoutMs, 5 s), on polling meanwhile.
     await lab.advance(8_000);
     expect(call.at).toBeUndefined();
-    await lab.settle(held.release());
-    const release = lab.server.runs.filter((r) => r.script.endsWith('release')).at(-1)!;
-    await lab.until(() => call.at !== undefined);
-    expect(call.value).toBeDefined();
-    // The message arrives 0.5 ms after the release ran; the attempt it starts takes one round trip.
-    expect(call.at! - release.at).toBeCloseTo(1.5, 6);
+    await releaseWakes(held, call);
     await lab.settle(call.value!.release());
   });
 });

@@ -151,7 +151,7 @@ async function killMoment(workers: WorkerProcess<HistoryMessage>[], withinMs: nu
   }
 }
 
-/** Waits (at most withinMs) until each worker has reported holding a key at or after `since`. */
+/** Waits (at most withinMs) until each worker has reported holding a key after `since`. */
 async function everyProcessHeldSince(
   workers: WorkerProcess<HistoryMessage>[],
   since: number,
