@@ -4,6 +4,7 @@ import { LockGrant } from '../grant/lock-grant';
 import type { LockKeyNames } from '../kinds/key-space';
 import type { AttemptRequest, AttemptResult, LockKind } from '../kinds/lock-kind';
 import type { LockOptions } from '../options/lock-options';
+import { localLeaseEnd } from '../runtime/lease-drift';
 import { ATTEMPT_MARGIN_MS } from '../runtime/with-deadline';
 import type { AcquisitionContext } from '../waiting/acquisition-context';
 import type { Ticket } from '../waiting/local-wait-queues';
@@ -111,6 +112,18 @@ export class Acquisition {
           if (wait.aborted()) {
             await this.giveBack();
             break;
+          }
+          if (this.ctx.runtime.now() >= localLeaseEnd(this.requestedAt, this.req.leaseMs)) {
+            // The answer was read only after the lease it won had run out here (a GC pause, SIGSTOP, a
+            // blocked event loop): the caller would be handed a lock already lost, its token below those
+            // of grants made meanwhile. As RedLock's validity check does: give it back (not waited for,
+            // so waitMs still bounds the call) and go on as if busy, retrying at once while waitMs lasts.
+            void this.giveBack();
+            this.busyReason = `the grant came back after its lease (${this.req.leaseMs} ms) had run out`;
+            wait.noteBusy(this.req.key, -1);
+            if (wait.remaining() <= 0) return this.timedOut();
+            attemptNow = true;
+            continue;
           }
           const granted = this.grant(result);
           // Awaited only when the engine closed meanwhile (its release runs before cleanUp, as before).

@@ -4,7 +4,7 @@ import type { LockKind, RenewRequest } from '../kinds/lock-kind';
 import type { LockOptions } from '../options/lock-options';
 import type { Deadline } from '../runtime/deadlines';
 import type { KeptContext, Runtime } from '../runtime/runtime';
-import { leaseDriftMs } from '../runtime/lease-drift';
+import { localLeaseEnd } from '../runtime/lease-drift';
 import { Cohort, type CohortOpening } from './cohort';
 import { OpenHolds } from './open-holds';
 
@@ -118,7 +118,7 @@ export class LockGrant implements Deadline {
     else this.opening = cohort;
     this.leaseSentAt = requestedAt;
     this.expiresAt = requestedAt + spec.leaseMs;
-    this.localEnd = this.expiresAt - leaseDriftMs(spec.leaseMs);
+    this.localEnd = localLeaseEnd(requestedAt, spec.leaseMs);
     this.holdDeadline =
       spec.options.maxHoldMs === undefined ? Infinity : requestedAt + spec.options.maxHoldMs;
     this.schedule();
@@ -192,7 +192,7 @@ export class LockGrant implements Deadline {
       this.leaseSentAt = sentAt;
     }
     this.expiresAt = sentAt + leaseMs;
-    this.localEnd = this.expiresAt - leaseDriftMs(leaseMs);
+    this.localEnd = localLeaseEnd(sentAt, leaseMs);
     if (this.cohortState) this.cohortState.redisExpiresAt = this.expiresAt;
     else if (this.opening) this.renewedSinceOpening = true;
     if (this.active) this.schedule();

@@ -15,3 +15,11 @@ export const DRIFT_FLOOR_MS = 2;
 export function leaseDriftMs(leaseMs: number): number {
   return Math.ceil(leaseMs * DRIFT_FACTOR) + DRIFT_FLOOR_MS;
 }
+
+/**
+ * When a lease of `leaseMs` asked for by a request sent at `sentAt` (monotonic) is over in this
+ * process: the drift allowance before Redis can expire it.
+ */
+export function localLeaseEnd(sentAt: number, leaseMs: number): number {
+  return sentAt + leaseMs - leaseDriftMs(leaseMs);
+}
