@@ -1,5 +1,6 @@
 import { ATTEMPT_MARGIN_MS } from '../../lib/core/runtime/with-deadline';
 import type { CallRecord, FaultRecord, ForceReleaseCall, History } from './history';
+import type { ScriptRun } from './sim-server';
 import { SIM_ENGINE, type Scenario } from './world';
 
 /**
@@ -50,6 +51,7 @@ export function check(history: History, scenario: Scenario, leftovers: string[])
   const grants = history.calls.filter((c) => c.outcome === 'granted' && !c.reentry);
   const lossy = history.faults.filter((f) => f.kind === 'restart-empty' || f.kind === 'failover');
   const forced = forcedReleases(history, grants, scenario);
+  const grantedAt = serverGrants(history, grants, scenario);
 
   // 1. exclusion
   for (const key of new Set(grants.flatMap((g) => g.keys))) {
@@ -57,7 +59,7 @@ export function check(history: History, scenario: Scenario, leftovers: string[])
     for (let i = 0; i < holders.length; i++) {
       const a = holders[i]!;
       const overlapping = holders.filter(
-        (b, j) => j !== i && overlaps(a, b) && !exempt(a, b, lossy, history.faults, forced),
+        (b, j) => j !== i && overlaps(a, b) && !exempt(a, b, lossy, history.faults, forced, grantedAt),
       );
       const conflicts = overlapping.filter((b) => conflict(a, b));
       const limit = a.keyClass === 'semaphore' ? (a.limit ?? 1) : 1;
@@ -65,7 +67,7 @@ export function check(history: History, scenario: Scenario, leftovers: string[])
         // More than `limit` holders at one moment: check at a's grant.
         const at = a.settledAt!;
         const inside = holders.filter(
-          (b) => b.settledAt! <= at && end(b) > at && !exempt(a, b, lossy, history.faults, forced),
+          (b) => b.settledAt! <= at && end(b) > at && !exempt(a, b, lossy, history.faults, forced, grantedAt),
         );
         if (inside.length > limit) {
           problems.push(
@@ -160,8 +162,9 @@ export function check(history: History, scenario: Scenario, leftovers: string[])
     const back = f.at;
     for (const g of grants) {
       const told = g.lostAt ?? Infinity;
-      // Held across the loss (granted before the server came back without it) and still held after.
-      if (g.settledAt! >= back || end(g) < back) continue;
+      // Held across the loss (granted before the server came back without it: its reply may reach the
+      // holder after that, seed 2951) and still held after.
+      if (grantedAt(g) >= back || end(g) < back) continue;
       if (!g.keys.some((k) => f.lost?.includes(k))) continue; // the server did not lose it
       // The table's bound counts from the connection coming back: the holder's process' first `up`.
       const up = history.connections.find((c) => c.process === g.process && c.state === 'up' && c.at >= back);
@@ -222,9 +225,9 @@ export function check(history: History, scenario: Scenario, leftovers: string[])
         );
       }
     }
-    // (Only when it answered true: a forceRelease() that timed out may still run later, from the
-    // client's offline queue once the server is back.)
-    const asked = f.call.result === true ? f.call.settledAt! : Infinity;
+    // (Only when it answered true, and for a run before that answer: a forceRelease() that timed out
+    // may still run later, from the client's offline queue once the server is back.)
+    const asked = f.call.result === true && f.at <= f.call.settledAt! ? f.call.settledAt! : Infinity;
     for (const g of grants) {
       if (!g.keys.includes(f.key) || g.keyClass !== f.call.keyClass || g.requestedAt <= asked) continue;
       if (g.tokens![f.key]! <= f.fence) {
@@ -375,8 +378,8 @@ function conflict(a: CallRecord, b: CallRecord): boolean {
 
 /**
  * Overlaps the documented lossy cases explain: the earlier holder's lock was lost by a restart without
- * persistence or a failover to a replica without it, between the two grants; or a holder was paused
- * (GC, SIGSTOP) while it held.
+ * persistence or a failover to a replica without it, between the server's grant of the first and the
+ * second grant; or a holder was paused (GC, SIGSTOP) while it held.
  */
 function exempt(
   a: CallRecord,
@@ -384,6 +387,7 @@ function exempt(
   lossy: readonly FaultRecord[],
   faults: readonly FaultRecord[],
   forced: readonly ForcedRelease[],
+  grantedAt: (c: CallRecord) => number,
 ): boolean {
   const [first, second] = a.settledAt! <= b.settledAt! ? [a, b] : [b, a];
   // A force release takes the lock from its holders on purpose: exclusion is not kept for the rest of
@@ -391,9 +395,10 @@ function exempt(
   // (Two holders it surely evicted held together before it: that overlap is judged as any other.)
   const maybe = (f: ForcedRelease, c: CallRecord): boolean => f.evicted.has(c) && !f.surely.has(c);
   if (forced.some((f) => f.evicted.has(a) !== f.evicted.has(b) || maybe(f, a) || maybe(f, b))) return true;
+  // From the server's grant: its reply can reach the holder after a restart that already lost it.
   const lostBetween = lossy.some(
     (f) =>
-      f.at >= first.settledAt! &&
+      f.at >= grantedAt(first) &&
       f.at <= second.settledAt! &&
       // A shared kind is one lock per key with a holder each: a replica can keep the lock and miss a holder.
       (shared(first) || first.keys.some((k) => f.lost?.includes(k) || f.shortened?.includes(k))),
@@ -488,29 +493,40 @@ function forcedReleases(
         r.reply[0] === 1,
     );
     if (runs.length === 0) return [];
-    const at = Math.min(...runs.map((r) => r.at));
-    // RedLock: each node advanced its own counter (server clocks apart); a grant after the force
-    // release is above the lowest of them.
-    const fence = Math.min(...runs.map((r) => Number((r.reply as unknown[])[1])));
-    const last = Math.max(...runs.map((r) => r.at));
-    const holders = grants.filter(
-      (g) => g.keys.includes(call.key) && g.keyClass === call.keyClass && end(g) > at,
-    );
-    const surely = holders.filter((g) => g.settledAt! <= at || g.tokens![call.key]! < fence);
-    // RedLock: a grant whose winning attempt was under way across the force release may have lost the
-    // holds it had taken before it on some nodes. An attempt that began after the last force-release
-    // run lost nothing, however long its call had waited before it (seed 1392).
-    const maybe =
-      scenario.topology === 'redlock'
-        ? holders.filter(
-            (g) =>
-              g.requestedAt < last && g.settledAt! > at && winningAttemptFrom(history, g, call.key) < last,
-          )
-        : [];
-    return [
-      { call, key: call.key, at, fence, evicted: new Set([...surely, ...maybe]), surely: new Set(surely) },
-    ];
+    // One server per key: each run is one eviction, at its own time and with its own fence. Two force
+    // releases of a key can be on their way at once, and the earlier one's run can land after the later
+    // call was made (seed 2424: runs 156 ms apart, the second evicting a reader granted between them).
+    if (scenario.topology !== 'redlock') return runs.map((r) => evictions(history, call, [r], grants, false));
+    return [evictions(history, call, runs, grants, true)];
   });
+}
+
+/** The holders the force release `call` evicted in its `runs` (one per node it ran on). */
+function evictions(
+  history: History,
+  call: ForceReleaseCall,
+  runs: readonly ScriptRun[],
+  grants: readonly CallRecord[],
+  redlock: boolean,
+): ForcedRelease {
+  const at = Math.min(...runs.map((r) => r.at));
+  // RedLock: each node advanced its own counter (server clocks apart); a grant after the force
+  // release is above the lowest of them.
+  const fence = Math.min(...runs.map((r) => Number((r.reply as unknown[])[1])));
+  const last = Math.max(...runs.map((r) => r.at));
+  const holders = grants.filter(
+    (g) => g.keys.includes(call.key) && g.keyClass === call.keyClass && end(g) > at,
+  );
+  const surely = holders.filter((g) => g.settledAt! <= at || g.tokens![call.key]! < fence);
+  // RedLock: a grant whose winning attempt was under way across the force release may have lost the
+  // holds it had taken before it on some nodes. An attempt that began after the last force-release
+  // run lost nothing, however long its call had waited before it (seed 1392).
+  const maybe = redlock
+    ? holders.filter(
+        (g) => g.requestedAt < last && g.settledAt! > at && winningAttemptFrom(history, g, call.key) < last,
+      )
+    : [];
+  return { call, key: call.key, at, fence, evicted: new Set([...surely, ...maybe]), surely: new Set(surely) };
 }
 
 /**
@@ -529,4 +545,33 @@ function winningAttemptFrom(history: History, g: CallRecord, key: string): numbe
   );
   if (holds.size === 0) return -Infinity;
   return Math.min(...acquires.filter((r) => holds.has(r.args[1])).map((r) => r.at));
+}
+
+/**
+ * When the server granted each holder (true time), as a function: the acquire run that answered the
+ * grant's token (the latest one, on the key's server), else the reply's arrival (a cohort's hand-off of
+ * a reserved token, a multi-key grant, RedLock: a grant is a majority of nodes, judged by its reply).
+ * A reply late on the network reaches its holder after a restart without persistence or a failover
+ * that already lost the lock (seed 2951: granted 7 ms before the restart, heard 17 ms after it);
+ * docs/GUARANTEES.md counts that lock lost to the restart, and its holder is told on return.
+ */
+function serverGrants(
+  history: History,
+  grants: readonly CallRecord[],
+  scenario: Scenario,
+): (c: CallRecord) => number {
+  const at = new Map<CallRecord, number>();
+  if (scenario.topology === 'redlock') return (c) => c.settledAt!;
+  const runs = new Map<string, number>();
+  for (const r of history.runs) {
+    if (!r.script.endsWith('-acquire') || !Array.isArray(r.reply) || r.reply[0] !== 1) continue;
+    const key = /\{([^}]*)\}/.exec(r.keys[0]!)?.[1];
+    if (key !== undefined) runs.set(`${key} ${Number(r.reply[1])}`, r.at);
+  }
+  for (const g of grants) {
+    const times = g.keys.map((k) => runs.get(`${k} ${g.tokens![k]}`));
+    const ran = times.every((t) => t !== undefined) ? Math.max(...(times as number[])) : undefined;
+    at.set(g, ran !== undefined && ran <= g.settledAt! ? ran : g.settledAt!);
+  }
+  return (c) => at.get(c) ?? c.settledAt!;
 }

@@ -91,12 +91,15 @@ export interface ForceReleaseCall {
 export const CHECKED_SCRIPTS: ReadonlySet<string> = new Set(['mutex-release', 'force-release']);
 
 /**
- * Whether the checker reads the runs of `script` in a world of `topology`: CHECKED_SCRIPTS, and on
- * RedLock every acquire too (the force-release check finds the attempt that won a grant: checker.ts,
- * winningAttemptFrom; seed 1392).
+ * Whether the checker reads the run of `script` that answered `reply` in a world of `topology`:
+ * CHECKED_SCRIPTS; on RedLock every acquire too (the force-release check finds the attempt that won a
+ * grant: checker.ts, winningAttemptFrom; seed 1392); elsewhere each acquire that granted (when the
+ * server granted: checker.ts, serverGrants; seed 2951).
  */
-export function checkerReads(script: string, topology: string): boolean {
-  return CHECKED_SCRIPTS.has(script) || (topology === 'redlock' && script.endsWith('-acquire'));
+export function checkerReads(script: string, topology: string, reply: unknown): boolean {
+  if (CHECKED_SCRIPTS.has(script)) return true;
+  if (!script.endsWith('-acquire')) return false;
+  return topology === 'redlock' || (Array.isArray(reply) && reply[0] === 1);
 }
 
 export class History {

@@ -58,7 +58,7 @@ export class SimServer {
    * Which scripts' runs to keep (all when unset). A world that is not traced keeps only those the
    * checker reads: the others, kept until the check, were most of what each scavenge had to copy.
    */
-  keeps?: (script: string) => boolean;
+  keeps?: (script: string, reply: unknown) => boolean;
   hook?: ScriptHook;
   private readonly resets: (() => void)[] = [];
 
@@ -103,7 +103,7 @@ export class SimServer {
     else if (!this.scripts.has(sha)) throw new ServerError('NOSCRIPT No matching script. Please use EVAL.');
     if (name === 'acl-check') return []; // the simulated user may run everything
     const reply = this.hook ? this.hook(this, name, keys, args) : this.runPort(name, keys, args);
-    if (this.keeps === undefined || this.keeps(name))
+    if (this.keeps === undefined || this.keeps(name, reply))
       this.runs.push({ server: this.name, script: name, keys, args, reply, at: this.sim.now });
     return reply;
   }

@@ -110,7 +110,7 @@ export class World {
       const syncMs =
         scenario.topology === 'sentinel' || scenario.topology === 'cluster' ? serverPrng.int(20, 300) : 0;
       const server = new SimServer(`redis${i}`, this.sim, serverPrng.fork(), syncMs);
-      if (!tracing) server.keeps = (script) => checkerReads(script, scenario.topology);
+      if (!tracing) server.keeps = (script, reply) => checkerReads(script, scenario.topology, reply);
       hooks.server?.(server);
       this.servers.push(server);
     }
