@@ -4,8 +4,10 @@
  * turn, the minimum and median trial reported. On a loaded machine a trial's CPU time grows with the
  * neighbours' load (cache, frequency), never shrinks: the minimum of many interleaved trials is the
  * figure least disturbed by it, and interleaving gives every variant the same conditions.
- *   node -r ts-node/register/transpile-only bench/profile/paired-cpu.ts --before=DIR [--trials=15] [--ops=2000]
- * DIR: another copy of lib/ (e.g. `git archive <commit> lib | tar -x -C DIR`, then DIR/lib).
+ *   node -r ts-node/register/transpile-only bench/profile/paired-cpu.ts --before=DIR [--after=DIR] [--trials=15] [--ops=2000]
+ * DIR: another copy of lib/ (e.g. `git archive <commit> lib | tar -x -C DIR`, then DIR/lib, with this
+ * checkout's node_modules resolvable from it). --after replaces this tree's lib/: two commits side by
+ * side, such as one change alone (the environment seam: 4b6be70^ against 4b6be70).
  * The row "same wire, no library" sends what the engine sends on this path (mutex-acquire and
  * mutex-release by EVALSHA, the same keys and arguments, ids of the same length) straight through
  * ioredis: the client's price of the protocol itself, apart from the engine's own logic.
@@ -51,6 +53,7 @@ async function main(): Promise<void> {
   const trials = Number(flag('trials', '15'));
   const ops = Number(flag('ops', '2000'));
   const before = flag('before', '');
+  const after = flag('after', '');
   const target = await RedisTarget.open();
   const redis = new Redis(target.url);
   redis.defineCommand('rawRelease', { numberOfKeys: 1, lua: RAW_RELEASE });
@@ -87,7 +90,11 @@ async function main(): Promise<void> {
     // The channel and PUBLISH are left out, as the engine does (mutex-release.lua names them).
     await redis.evalsha(release.sha, 2, `${k}:m`, `${k}:m:aux`, owner, hold);
   };
-  const engines = [await engineCycles(resolve(__dirname, '../../lib'), target.url, 'this tree')];
+  const engines = [
+    after
+      ? await engineCycles(resolve(after), target.url, 'after')
+      : await engineCycles(resolve(__dirname, '../../lib'), target.url, 'this tree'),
+  ];
   if (before) engines.unshift(await engineCycles(resolve(before), target.url, 'before'));
   const variants: [string, Cycle][] = [
     ['raw SET NX PX + Lua', raw],
