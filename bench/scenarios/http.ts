@@ -12,26 +12,39 @@ import {
 import type { RedisTarget } from '../redis-target';
 import { median, round } from '../stats';
 
-/** One app's run in one round, at one initial stock. */
-export interface HttpRound {
-  /** 0-based round number. */
-  round: number;
-  /** 0-based position of the app within its round (the order rotates from round to round). */
-  slot: number;
+/**
+ * What autocannon measured: in one round (HttpRound) or over every round of one app and stock
+ * (HttpFigures: counts summed, req/s pooled, p50 / p99 the median of the rounds', max over all).
+ */
+export interface HttpRunFigures {
+  /** Requests answered. */
   requests: number;
+  /** Requests / duration (pooled: over the summed duration of the measured rounds). */
   rps: number;
   p50Ms: number;
   p99Ms: number;
   maxMs: number;
   ok: number;
+  /** Every non-2xx answer, the 409s included. */
   non2xx: number;
-  soldOut: number;
+  /** 409 Sold Out answers (expected once the stock is gone). Absent in older runs. */
+  soldOut?: number;
   errors: number;
   sold: number;
   stockLeft: number;
+  /** Units sold beyond what left the stock (lost decrements): must be 0 under a lock. */
   oversold: number;
-  /** Set when this run was not measured (its figures are then 0 / NaN and left out of every summary). */
+  /** Set when not measured (the figures are then 0 / NaN and left out of every summary). */
   note?: string;
+}
+
+/** One app's run in one round, at one initial stock. */
+export interface HttpRound extends HttpRunFigures {
+  /** 0-based round number. */
+  round: number;
+  /** 0-based position of the app within its round (the order rotates from round to round). */
+  slot: number;
+  soldOut: number;
 }
 
 /** A ratio to the ceiling computed round by round (paired): its median and spread. */
@@ -49,38 +62,18 @@ export interface PairedRatio {
  * One app under autocannon at one initial stock, over every round. Runs saved before the paired
  * rounds (issue 46) have one pass and none of the optional fields: `requests` is then that pass's.
  */
-export interface HttpFigures {
+export interface HttpFigures extends HttpRunFigures {
   app: HttpAppId;
   /** Initial stock (units on sale) of each round; = requests per round: no request finds it sold out. */
   stock?: number;
   connections: number;
-  /** Requests answered over all rounds. */
-  requests: number;
   /** Rounds asked for. */
   rounds?: number;
   /** Requests asked for in each round. */
   requestsPerRound?: number;
-  /** Requests over all measured rounds / their summed duration. */
-  rps: number;
-  /** Median over the rounds of each round's p50 / p99; max over all rounds. */
-  p50Ms: number;
-  p99Ms: number;
-  maxMs: number;
-  ok: number;
-  /** Every non-2xx answer, the 409s included. */
-  non2xx: number;
-  /** 409 Sold Out answers (expected once the stock is gone). */
-  soldOut?: number;
-  errors: number;
-  /** Units sold, summed over the rounds. */
-  sold: number;
-  stockLeft: number;
-  /** Units sold beyond what left the stock (lost decrements), summed over the rounds: must be 0 under a lock. */
-  oversold: number;
   /** req/s / the ceiling's req/s in the same round and stock; absent for the ceiling itself. */
   vsCeiling?: PairedRatio;
   perRound?: HttpRound[];
-  note?: string;
 }
 
 /** One app's process, started once and kept up across rounds. */
@@ -212,19 +205,8 @@ async function runOnce(
   const failed = (note: string): HttpRound => ({
     round: roundNo,
     slot,
-    requests: 0,
-    rps: NaN,
-    p50Ms: NaN,
-    p99Ms: NaN,
-    maxMs: NaN,
-    ok: 0,
-    non2xx: 0,
+    ...nothingMeasured(note),
     soldOut: 0,
-    errors: 0,
-    sold: 0,
-    stockLeft: 0,
-    oversold: 0,
-    note,
   });
   if (!a.server?.running) return failed(`the app's process exited: ${a.server?.stderr().slice(-200)}`);
   const prefix = benchSampleConfig(target.url, a.port).keyPrefix;
@@ -325,19 +307,14 @@ function notMeasured(app: HttpAppId, stock: number, note: string, profile: Bench
     app,
     stock,
     connections: 0,
-    requests: 0,
     rounds: profile.http.rounds,
     requestsPerRound: profile.http.requests,
-    rps: NaN,
-    p50Ms: NaN,
-    p99Ms: NaN,
-    maxMs: NaN,
-    ok: 0,
-    non2xx: 0,
-    errors: 0,
-    sold: 0,
-    stockLeft: 0,
-    oversold: 0,
-    note,
+    ...nothingMeasured(note),
   };
+}
+
+/** The figures of a run (or an app) that was not measured, and why. */
+function nothingMeasured(note: string): HttpRunFigures {
+  const none = { requests: 0, ok: 0, non2xx: 0, errors: 0, sold: 0, stockLeft: 0, oversold: 0 };
+  return { ...none, rps: NaN, p50Ms: NaN, p99Ms: NaN, maxMs: NaN, note };
 }
