@@ -7,6 +7,8 @@
  *   --registry           also run this library with `inspection: false` (part of a run without --only:
  *                        the registry-overhead targets compare the two)
  *   --parts=locks,scale,flood,http   which parts to run (default all)
+ *   --http-rounds=N      HTTP part: alternating rounds (default in bench/config.ts)
+ *   --http-requests=N    HTTP part: requests per app, stock and round (default in bench/config.ts)
  *   --before=DIR         also run an earlier release of this library: DIR is its lib/ folder (e.g. from
  *                        `git worktree add`), loaded with this checkout's node_modules; rows "before (…)"
  *   --out=FILE           JSON results (default bench/results/latest.json)
@@ -26,7 +28,7 @@ import {
   UNCONTENDED_ONLY,
   type LibraryId,
 } from './adapters';
-import { FULL, QUICK } from './config';
+import { FULL, QUICK, type BenchProfile } from './config';
 import { RedisTarget } from './redis-target';
 import { contentionChart } from './report/svg-chart';
 import { renderTables } from './report/tables';
@@ -55,8 +57,26 @@ function cpuModel(): string {
   }
 }
 
+/** `--name=N` as a positive integer, or `fallback` when the flag is absent. */
+function countFlag(name: string, fallback: number): number {
+  const raw = flag(name);
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (!Number.isSafeInteger(n) || n < 1)
+    throw new RangeError(`--${name}: expected a positive integer, got ${JSON.stringify(raw)}`);
+  return n;
+}
+
 async function main(): Promise<void> {
-  const profile = flag('quick') !== undefined ? QUICK : FULL;
+  const base = flag('quick') !== undefined ? QUICK : FULL;
+  const profile: BenchProfile = {
+    ...base,
+    http: {
+      ...base.http,
+      rounds: countFlag('http-rounds', base.http.rounds),
+      requests: countFlag('http-requests', base.http.requests),
+    },
+  };
   const only = flag('only')?.split(',').filter(Boolean);
   for (const id of only ?? [])
     if (!isLibraryId(id))
@@ -158,7 +178,7 @@ async function main(): Promise<void> {
       results.flood = await runFlood(target, profile, log);
     }
     if (parts.has('http')) {
-      log('\n[http] seckill route under autocannon');
+      log('\n[http] seckill route under autocannon, alternating rounds');
       results.http = await runHttp(target, profile, log);
     }
   } finally {

@@ -14,6 +14,14 @@ export function quantile(sorted: ArrayLike<number>, q: number): number {
   return sorted[rank]!;
 }
 
+/** The median of `values` (the mean of the two middle ones for an even count); NaN when empty. */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  if (sorted.length === 0) return NaN;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
 /** p50 / p99 / max / mean of `values` (milliseconds). */
 export function summarize(values: ArrayLike<number>): LatencySummary {
   const sorted = Float64Array.from(values).sort();
