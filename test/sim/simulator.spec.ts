@@ -63,6 +63,10 @@ describe('the deterministic simulator', () => {
     // (test/virtual-time/grant-after-lease.spec.ts).
     [2018, 'single, a semaphore caller paused past its lease'],
     [2326, 'cluster, a semaphore caller paused past its lease'],
+    // The retry after such a give-back, sent before the give-back was through: Redis still held the
+    // grant under the call's owner and answered a re-entry with no token (0). The retry now waits for it.
+    [3383, 'single, a semaphore retry behind its own give-back'],
+    [4233, 'single, a read-write retry behind its own give-back'],
     // Two force releases of one key on their way at once: the checker gave both runs to the later
     // call and took the first run's time and fence for both, so the reader the second run evicted
     // (granted between them) counted as a holder beside the writer granted next. Each run is one

@@ -116,12 +116,19 @@ export class Acquisition {
           if (this.ctx.runtime.now() >= localLeaseEnd(this.requestedAt, this.req.leaseMs)) {
             // The answer was read only after the lease it won had run out here (a GC pause, SIGSTOP, a
             // blocked event loop): the caller would be handed a lock already lost, its token below those
-            // of grants made meanwhile. As RedLock's validity check does: give it back (not waited for,
-            // so waitMs still bounds the call) and go on as if busy, retrying at once while waitMs lasts.
-            void this.giveBack();
+            // of grants made meanwhile. As RedLock's validity check does: give it back and go on as if
+            // busy. With no wait left the give-back is not waited for (waitMs bounds the call); a retry
+            // waits for it (one round trip), because until it is through Redis still holds the grant
+            // under this call's owner, and an attempt would find it and answer as a re-entry, with no
+            // new token (semaphore and read-write scripts: simulator seeds 3383 and 4233). A give-back
+            // that failed leaves the hold to its lease: no retry then.
             this.busyReason = `the grant came back after its lease (${this.req.leaseMs} ms) had run out`;
             wait.noteBusy(this.req.key, -1);
-            if (wait.remaining() <= 0) return this.timedOut();
+            if (wait.remaining() <= 0) {
+              void this.giveBack();
+              return this.timedOut();
+            }
+            if (!(await this.giveBack()) || wait.remaining() <= 0) return this.timedOut();
             attemptNow = true;
             continue;
           }
@@ -146,10 +153,13 @@ export class Acquisition {
     }
   }
 
-  /** Releases a grant nobody will hold (the call was aborted meanwhile); a failure is left to the lease. */
-  private async giveBack(): Promise<void> {
-    // Ignored: the lease ends a grant we could not give back.
-    await this.req.kind.release(this.request).catch(() => undefined);
+  /** Releases a grant nobody will hold (the call was aborted meanwhile, or read it after its lease). */
+  private async giveBack(): Promise<boolean> {
+    // A failure is left to the lease, which ends a grant we could not give back: false.
+    return this.req.kind.release(this.request).then(
+      () => true,
+      () => false,
+    );
   }
 
   /** Takes the lock a local holder handed over. */
