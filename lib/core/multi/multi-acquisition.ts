@@ -4,6 +4,7 @@ import { LockGrant } from '../grant/lock-grant';
 import { LockServiceClosedError } from '../errors';
 import { type LockKind } from '../kinds/lock-kind';
 import type { LockOptions } from '../options/lock-options';
+import { localLeaseEnd } from '../runtime/lease-drift';
 import { Waiter } from '../waiting/waiter';
 import { ATTEMPT_MARGIN_MS } from '../runtime/with-deadline';
 import type { MultiKeyLocker, MultiLockTarget } from './multi-key-locker';
@@ -39,6 +40,8 @@ export class MultiAcquisition {
   private readonly wait: Waiter;
   private readonly kindLabel: string;
   private busyKey?: string;
+  /** Why the last round did not complete when it is not a busy key (a grant read too late), for the error. */
+  private busyReason?: string;
 
   constructor(
     private readonly ctx: AcquisitionContext,
@@ -78,9 +81,25 @@ export class MultiAcquisition {
             await this.giveBack(this.req.targets);
             break;
           }
+          if (this.ctx.runtime.now() >= localLeaseEnd(round.requestedAt, this.req.leaseMs)) {
+            // The round's answer was read only after its leases (counted from its first request) had run
+            // out here (a GC pause, SIGSTOP, a blocked event loop): the caller would be handed keys already
+            // lost, their tokens below those of grants made meanwhile. As a single-key acquisition does:
+            // give every key back (not waited for, so waitMs still bounds the call; giveBack never rejects,
+            // a failed release being left to the lease) and go on as if busy, retrying at once while
+            // waitMs lasts.
+            void this.giveBack(this.req.targets);
+            this.busyKey = undefined;
+            this.busyReason = `the grant came back after its lease (${this.req.leaseMs} ms) had run out`;
+            this.wait.noteBusy(this.outcomeKey(), -1);
+            if (this.wait.remaining() <= 0) return this.timedOut();
+            attemptNow = true;
+            continue;
+          }
           return await this.grant(round);
         }
         this.busyKey = round.target.key;
+        this.busyReason = undefined;
         this.wait.noteBusy(round.target.key, round.retryAfterMs);
         if (this.wait.remaining() <= 0) return this.timedOut();
         const channel = round.target.names.channel;
@@ -192,11 +211,11 @@ export class MultiAcquisition {
 
   private timedOut(): null {
     const count = this.req.targets.length;
-    return this.wait.timedOut(
-      this.outcomeKey(),
-      (waited: number) =>
-        `held by another owner; it is one of ${count} keys asked for together ` +
-        `(all or none), still busy after waiting ${Math.round(waited)} ms`,
+    return this.wait.timedOut(this.outcomeKey(), (waited: number) =>
+      this.busyReason
+        ? `${this.busyReason}; gave up after ${Math.round(waited)} ms`
+        : `held by another owner; it is one of ${count} keys asked for together ` +
+          `(all or none), still busy after waiting ${Math.round(waited)} ms`,
     );
   }
 }
