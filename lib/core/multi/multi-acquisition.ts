@@ -85,13 +85,17 @@ export class MultiAcquisition {
             // The round's answer was read only after its leases (counted from its first request) had run
             // out here (a GC pause, SIGSTOP, a blocked event loop): the caller would be handed keys already
             // lost, their tokens below those of grants made meanwhile. As a single-key acquisition does:
-            // give every key back (not waited for, so waitMs still bounds the call; giveBack never rejects,
-            // a failed release being left to the lease) and go on as if busy, retrying at once while
-            // waitMs lasts.
-            void this.giveBack(this.req.targets);
+            // give every key back and go on as if busy (giveBack never rejects, a failed release being
+            // left to the lease). With no wait left the give-back is not waited for (waitMs bounds the
+            // call); a retry waits for it (one round trip), so that it never meets its own grant.
             this.busyKey = undefined;
             this.busyReason = `the grant came back after its lease (${this.req.leaseMs} ms) had run out`;
             this.wait.noteBusy(this.outcomeKey(), -1);
+            if (this.wait.remaining() <= 0) {
+              void this.giveBack(this.req.targets);
+              return this.timedOut();
+            }
+            await this.giveBack(this.req.targets);
             if (this.wait.remaining() <= 0) return this.timedOut();
             attemptNow = true;
             continue;
