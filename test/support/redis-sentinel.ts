@@ -39,6 +39,14 @@ export interface RedisSentinelTopology {
   serverByPort(port: number): RedisServerProcess | undefined;
   /** Waits until every live sentinel reports a master other than `oldMasterPort`; returns it. */
   waitForFailover(oldMasterPort: number, timeoutMs?: number): Promise<RedisServerProcess>;
+  /**
+   * Waits until the master the sentinels name has `count` replicas linked to it (`master_link_status:up`
+   * on each, `connected_slaves` on the master). The master is asked again on every poll: under load
+   * a second failover can follow the first (a new master's first PING answered after
+   * down-after-milliseconds), and a master read once would wait for its own replica link forever.
+   * On a timeout the error carries each data node's replication state.
+   */
+  waitForReplicas(count: number, timeoutMs?: number): Promise<void>;
   /** Stops sentinels, replicas and master. */
   stop(): Promise<void>;
 }
@@ -59,14 +67,21 @@ export async function waitForReplicaLink(replica: RedisServerProcess, timeoutMs 
       { timeoutMs, intervalMs: 20, description: `replica ${replica.port} to report master_link_status:up` },
     );
   } catch (error) {
-    const state = Object.entries(last)
-      .filter(([field]) =>
-        /^(role|master_host|master_port|master_link|master_sync|master_last_io)/.test(field),
-      )
-      .map(([field, value]) => `${field}:${value}`)
-      .join(' ');
+    const state = replicationSummary(last);
     throw new Error(`${(error as Error).message}; its INFO replication: ${state || 'never answered'}`);
   }
+}
+
+/** The fields of INFO replication that say whose replica a node is and how its link stands. */
+function replicationSummary(info: Record<string, string>): string {
+  return Object.entries(info)
+    .filter(([field]) =>
+      /^(role|connected_slaves|master_host|master_port|master_link|master_sync|master_last_io|error|down)/.test(
+        field,
+      ),
+    )
+    .map(([field, value]) => `${field}:${value}`)
+    .join(' ');
 }
 
 async function sentinelQuery(sentinel: RedisServerProcess, args: string[]): Promise<RespReply> {
@@ -165,6 +180,32 @@ function sentinelTopology(
       },
       { timeoutMs, intervalMs: 50, description: `sentinels to fail over away from port ${oldMasterPort}` },
     );
+  const waitForReplicas = async (count: number, timeoutMs = 60_000): Promise<void> => {
+    let states: string[] = [];
+    const state = async (node: RedisServerProcess): Promise<Record<string, string>> =>
+      node.running && !node.paused
+        ? redisInfo(node.port, 'replication', { timeoutMs: 1000 }).catch((e: unknown) => ({
+            error: String(e),
+          }))
+        : { down: 'yes' };
+    try {
+      await waitUntil(
+        async () => {
+          const { port } = await currentMaster();
+          const infos = await Promise.all(dataNodes.map(async (n) => [n, await state(n)] as const));
+          states = infos.map(([n, i]) => `${n.port}: ${replicationSummary(i)}`);
+          const own = infos.find(([n]) => n.port === port)?.[1];
+          const linked = infos.filter(
+            ([n, i]) => n.port !== port && i.master_link_status === 'up' && Number(i.master_port) === port,
+          );
+          return own?.role === 'master' && Number(own.connected_slaves) >= count && linked.length >= count;
+        },
+        { timeoutMs, intervalMs: 50, description: `${count} replicas linked to the current master` },
+      );
+    } catch (error) {
+      throw new Error(`${(error as Error).message}; replication: ${states.join('; ') || 'never read'}`);
+    }
+  };
   return {
     master,
     replicas,
@@ -174,6 +215,7 @@ function sentinelTopology(
     currentMaster,
     serverByPort,
     waitForFailover,
+    waitForReplicas,
     stop: async () => {
       await stopAll(sentinels);
       await stopAll([...replicas, master]);

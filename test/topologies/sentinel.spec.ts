@@ -15,7 +15,7 @@ import type { CreateLockEngineOptions, LockEventMap } from '../../lib/core';
 import { KeySpace } from '../../lib/core/internal';
 import { redisCommand } from '../support/redis-command';
 import { startRedis, type RedisServerProcess } from '../support/redis-server';
-import { startSentinel, waitForReplicaLink, type RedisSentinelTopology } from '../support/redis-topologies';
+import { startSentinel, type RedisSentinelTopology } from '../support/redis-topologies';
 import type { WorkerProcess } from '../support/spawn-worker';
 import { sleep, waitUntil } from '../support/wait';
 import { recordFigures } from '../support/topology-figures';
@@ -53,17 +53,6 @@ function engine(options: Partial<CreateLockEngineOptions> = {}): LockEngine {
 const master = async (): Promise<RedisServerProcess> =>
   group.serverByPort((await group.currentMaster()).port)!;
 const dataNodes = (): RedisServerProcess[] => [group.master, ...group.replicas];
-
-/** Waits until the current master has `count` replicas with a live link. */
-async function replicasLinked(count: number): Promise<void> {
-  const m = await master();
-  for (const r of dataNodes().filter((n) => n !== m && n.running)) await waitForReplicaLink(r, 60_000);
-  await waitUntil(
-    async () =>
-      String(await redisCommand(m.port, ['INFO', 'replication'])).includes(`connected_slaves:${count}`),
-    { timeoutMs: 60_000, description: `${count} replicas connected` },
-  );
-}
 
 beforeAll(async () => {
   [group, oracleServer] = await Promise.all([startSentinel({ replicas: 2, sentinels: 3 }), startRedis()]);
@@ -159,11 +148,11 @@ describe('Sentinel (1 master + 2 replicas + 3 sentinels)', () => {
     });
     // The old master comes back empty and is turned into a replica of the new one.
     await victim.restart();
-    await replicasLinked(2);
+    await group.waitForReplicas(2);
   });
 
   it('loses grants no replica received when the master dies; WAIT reports them and require refuses them', async () => {
-    await replicasLinked(2);
+    await group.waitForReplicas(2);
     const old = await master();
     const replicas = dataNodes().filter((n) => n !== old);
     // Holders learn of a loss within a second or two: short watchdog leases.
