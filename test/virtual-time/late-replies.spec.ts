@@ -3,7 +3,8 @@
  * the simulator (Runtime.faultPoint, 'reply-after-deadline'; BUGGIFY in FoundationDB's terms), which no
  * real network times on purpose. The script ran; the caller heard a timeout. An acquisition's late
  * grant is undone, so the key is free again for the next caller; a watchdog whose renewals all land
- * late tells its holder before Redis lets the key go, and nobody else is granted it meanwhile.
+ * late tells its holder before Redis lets the key go, and nobody else is granted it meanwhile. The last
+ * spec loses a reply instead (the network): a shortening extend() must not wait for its answer.
  */
 import { LockLostError, LockRedisError } from '../../lib/core/errors';
 import { KeySpace } from '../../lib/core/kinds/key-space';
