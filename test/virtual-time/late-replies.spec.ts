@@ -3,7 +3,8 @@
  * the simulator (Runtime.faultPoint, 'reply-after-deadline'; BUGGIFY in FoundationDB's terms), which no
  * real network times on purpose. The script ran; the caller heard a timeout. An acquisition's late
  * grant is undone, so the key is free again for the next caller; a watchdog whose renewals all land
- * late tells its holder before Redis lets the key go, and nobody else is granted it meanwhile.
+ * late tells its holder before Redis lets the key go, and nobody else is granted it meanwhile. The last
+ * spec loses a reply instead (the network): a shortening extend() must not wait for its answer.
  */
 import { LockLostError, LockRedisError } from '../../lib/core/errors';
 import { KeySpace } from '../../lib/core/kinds/key-space';
@@ -83,4 +84,35 @@ it('an extend() that shortens the lease and gets no answer ends the lease here n
   expect(grantedAt).toBeUndefined();
   await lab.until(() => grantedAt !== undefined);
   expect(grantedAt!).toBeGreaterThan(sentAt + 200);
+});
+
+it('an extend() that shortens the lease ends it here at its end while the answer is still on its way', async () => {
+  // Seed 5604: Redis ran the shortening extend() at once, its answer was lost, and the call waited for
+  // its command timeout (longer than the shortened lease) before ending the lease here; meanwhile
+  // Redis let the key go and granted it to another process.
+  const holder = await lab.warmProcess({ commandTimeoutMs: 1_000 });
+  const other = await lab.warmProcess();
+  const handle = await lab.settle(holder.engine.acquire('order:3', { leaseMs: 60_000 }));
+  const told = lab.abortOf(handle.signal);
+  // Loads the renew script: a NOSCRIPT answer lost below would keep the script from running at all.
+  await lab.settle(handle.extend(60_000));
+  holder.network.dropReply = 1;
+  const sentAt = lab.now;
+  const extended = lab.watch(handle.extend(200));
+  await lab.advance(5);
+  // Redis runs it: the lease there is 200 ms from about now.
+  expect(lab.runs('renew').at(-1)!.reply).toEqual([1]);
+  let grantedAt: number | undefined;
+  void other.engine.acquire('order:3', { waitMs: 5_000 }).then(async (h) => {
+    grantedAt = lab.now;
+    await h.release();
+  });
+  await lab.until(() => grantedAt !== undefined);
+  // The holder was told first, at the shortened lease's local end, before the answer's deadline.
+  expect(told.at).toBeDefined();
+  expect(told.at!).toBeLessThanOrEqual(sentAt + 200);
+  expect(told.at!).toBeLessThan(grantedAt!);
+  expect((handle.signal.reason as LockLostError).reason).toBe('expired');
+  await lab.until(() => extended.error !== undefined);
+  expect(extended.error).toBeInstanceOf(LockRedisError);
 });
