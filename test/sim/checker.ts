@@ -189,7 +189,11 @@ export function check(history: History, scenario: Scenario, leftovers: string[])
           x.at <= up.at + TOLD_AFTER_RETURN_MS &&
           x.at + (x.ms ?? 0) >= up.at,
       );
-      const checkWait = downAgain || serverPaused ? SIM_ENGINE.commandTimeoutMs : 0;
+      // Likewise when the holder's own network is faulted (noise, a partition) as the check goes out: its
+      // request or reply may be lost (on TCP: late), and the check fails at its deadline (seed 4543: the
+      // check ran 24 ms after the return and found the hold gone, its reply lost in the noise).
+      const netFaulted = networkFaulted(history, g.process, up.at, up.at + TOLD_AFTER_RETURN_MS);
+      const checkWait = downAgain || serverPaused || netFaulted ? SIM_ENGINE.commandTimeoutMs : 0;
       if (
         end(g) >
         up.at + TOLD_AFTER_RETURN_MS + Math.max(clusterWait, checkWait) + pausedFor(g, history.faults, back)
@@ -460,6 +464,17 @@ function noticeDisturbed(history: History, process: string, from: number, to: nu
   const before = events.filter((c) => c.at <= from).at(-1);
   if (before && (before.state === 'down' || before.at >= from - NETWORK_SLACK_MS)) return true;
   return events.some((c) => c.state === 'down' && c.at > from && c.at <= to);
+}
+
+/** Whether the network of `process` (noise, a partition of it) was faulted between `from` and `to`. */
+function networkFaulted(history: History, process: string, from: number, to: number): boolean {
+  return history.faults.some(
+    (f) =>
+      (f.kind === 'network-noise' || f.kind === 'partition') &&
+      (f.target === process || f.target.startsWith(`${process}/`)) &&
+      f.at <= to &&
+      f.at + (f.ms ?? 0) >= from - NETWORK_SLACK_MS,
+  );
 }
 
 /** From when a process hears force-release notices: its engine subscribes once its first call answered. */
