@@ -245,7 +245,7 @@ class ServerLink {
 }
 
 /**
- * The subscriber connection of a door: SUBSCRIBE per server (per slot owner on a Cluster), messages
+ * The subscriber connection of a door: SUBSCRIBE per server (a shard channel on its slot owner on a Cluster, a plain one on a node that is up), messages
  * delivered through the network (delayed, dropped, reordered by their delays), and a reconnect that
  * restores its subscriptions as ioredis' autoResubscribe does. Messages published while it is down
  * are lost.
