@@ -245,10 +245,10 @@ class ServerLink {
 }
 
 /**
- * The subscriber connection of a door: SUBSCRIBE per server (a shard channel on its slot owner on a Cluster, a plain one on a node that is up), messages
- * delivered through the network (delayed, dropped, reordered by their delays), and a reconnect that
- * restores its subscriptions as ioredis' autoResubscribe does. Messages published while it is down
- * are lost.
+ * The subscriber connection of a door: SUBSCRIBE per server (on a Cluster, a shard channel on its
+ * slot's master, a plain one on a master that is up), messages delivered through the network (delayed,
+ * dropped, reordered by their delays), and a reconnect that restores its subscriptions as ioredis'
+ * autoResubscribe does. Messages published while it is down are lost.
  */
 class SimSubscriber implements WakeupSubscriber {
   private readonly channels = new Set<string>();
