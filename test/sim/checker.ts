@@ -194,7 +194,11 @@ export function check(history: History, scenario: Scenario, leftovers: string[])
           x.at <= up.at + TOLD_AFTER_RETURN_MS &&
           x.at + (x.ms ?? 0) >= up.at,
       );
-      const checkWait = downAgain || serverPaused ? SIM_ENGINE.commandTimeoutMs : 0;
+      // Likewise when the holder's own network is faulted (noise, a partition) as the check goes out: its
+      // request or reply may be lost (on TCP: late), and the check fails at its deadline (seed 4543: the
+      // check ran 24 ms after the return and found the hold gone, its reply lost in the noise).
+      const netFaulted = networkFaulted(history, g.process, up.at, up.at + TOLD_AFTER_RETURN_MS);
+      const checkWait = downAgain || serverPaused || netFaulted ? SIM_ENGINE.commandTimeoutMs : 0;
       if (
         end(g) >
         up.at + TOLD_AFTER_RETURN_MS + Math.max(clusterWait, checkWait) + pausedFor(g, history.faults, back)
@@ -487,6 +491,17 @@ function noticeDisturbed(history: History, process: string, from: number, to: nu
   return events.some((c) => c.state === 'down' && c.at > from && c.at <= to);
 }
 
+/** Whether the network of `process` (noise, a partition of it) was faulted between `from` and `to`. */
+function networkFaulted(history: History, process: string, from: number, to: number): boolean {
+  return history.faults.some(
+    (f) =>
+      (f.kind === 'network-noise' || f.kind === 'partition') &&
+      (f.target === process || f.target.startsWith(`${process}/`)) &&
+      f.at <= to &&
+      f.at + (f.ms ?? 0) >= from - NETWORK_SLACK_MS,
+  );
+}
+
 /** From when a process hears force-release notices: its engine subscribes once its first call answered. */
 function listeningFrom(history: History, process: string): number {
   const first = Math.min(
@@ -545,31 +560,58 @@ function evictions(
   const surely = holders.filter((g) => g.settledAt! <= at || g.tokens![call.key]! < fence);
   // RedLock: a grant whose winning attempt was under way across the force release may have lost the
   // holds it had taken before it on some nodes. An attempt that began after the last force-release
-  // run lost nothing, however long its call had waited before it (seed 1392).
+  // run lost nothing, however long its call had waited before it (seed 1392), nor one that won each
+  // of its nodes only after the force release had run there (seed 3387).
   const maybe = redlock
     ? holders.filter(
-        (g) => g.requestedAt < last && g.settledAt! > at && winningAttemptFrom(history, g, call.key) < last,
+        (g) =>
+          g.requestedAt < last && g.settledAt! > at && winningAttemptHeldBefore(history, g, call.key, runs),
       )
     : [];
   return { call, key: call.key, at, fence, evicted: new Set([...surely, ...maybe]), surely: new Set(surely) };
 }
 
 /**
- * When a RedLock grant's winning attempt sent its first acquire (true time): the grant's token is the
- * highest one its nodes granted, so the acquire runs that granted it name the attempt's hold id
- * (each attempt asks for a hold of its own). -Infinity when no run matches (taken as under way).
+ * Whether a RedLock grant's winning attempt held a node when a force-release run reached it: the
+ * grant's token is the highest one its nodes granted, so the acquire runs that granted it name the
+ * attempt (each attempt asks for a hold of its own), and a run on a node evicts the attempt's hold
+ * there only when the attempt's acquire granted on that node before it (in the servers' order of
+ * runs). True when no run matches (taken as under way).
  */
-function winningAttemptFrom(history: History, g: CallRecord, key: string): number {
+function winningAttemptHeldBefore(
+  history: History,
+  g: CallRecord,
+  key: string,
+  forceRuns: readonly ScriptRun[],
+): boolean {
   const token = g.tokens?.[key];
   const scoped = `{${key}}`;
-  const acquires = history.runs.filter((r) => r.script.endsWith('-acquire') && r.keys[0]!.includes(scoped));
+  const granting = (r: ScriptRun): boolean =>
+    r.script.endsWith('-acquire') &&
+    r.keys[0]!.includes(scoped) &&
+    Array.isArray(r.reply) &&
+    r.reply[0] === 1;
   const holds = new Set(
-    acquires
-      .filter((r) => Array.isArray(r.reply) && r.reply[0] === 1 && Number(r.reply[1]) === token)
-      .map((r) => r.args[1]),
+    history.runs.filter((r) => granting(r) && Number((r.reply as unknown[])[1]) === token).map(attemptOf),
   );
-  if (holds.size === 0) return -Infinity;
-  return Math.min(...acquires.filter((r) => holds.has(r.args[1])).map((r) => r.at));
+  if (holds.size === 0) return true;
+  const forced = new Set(forceRuns);
+  const won = new Set<string>(); // the nodes the attempt holds so far, in the servers' order of runs
+  for (const r of history.runs) {
+    if (forced.has(r) && won.has(r.server)) return true;
+    if (granting(r) && holds.has(attemptOf(r))) won.add(r.server);
+  }
+  return false;
+}
+
+/**
+ * What names an acquire's attempt: the mutex's hold id (ARGV[2]); the token lock has no hold id, and
+ * its per-attempt owner token (ARGV[1]) is the value it sets. Its ARGV[2] is the lease, which every
+ * attempt of the same lease shares (seed 3296: a grant won by an attempt begun 184 ms after a force
+ * release was dated to the caller's first attempt with that lease, 855 ms before it).
+ */
+function attemptOf(r: ScriptRun): unknown {
+  return r.script === 'token-acquire' ? r.args[0] : r.args[1];
 }
 
 /**

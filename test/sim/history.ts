@@ -93,7 +93,7 @@ export const CHECKED_SCRIPTS: ReadonlySet<string> = new Set(['mutex-release', 'f
 /**
  * Whether the checker reads the run of `script` that answered `reply` in a world of `topology`:
  * CHECKED_SCRIPTS; on RedLock every acquire too (the force-release check finds the attempt that won a
- * grant: checker.ts, winningAttemptFrom; seed 1392); elsewhere each acquire that granted (when the
+ * grant: checker.ts, winningAttemptHeldBefore; seed 1392); elsewhere each acquire that granted (when the
  * server granted: checker.ts, serverGrants; seed 2951).
  */
 export function checkerReads(script: string, topology: string, reply: unknown): boolean {

@@ -46,7 +46,8 @@ export class SimDoor implements RedisDoor {
   readonly label: string;
   readonly ridesOutFailover: boolean;
   private readonly listeners: ((state: 'up' | 'down', reason?: string) => void)[] = [];
-  private readonly links: ServerLink[];
+  /** @internal One link per server (a Cluster: per master). */
+  readonly links: ServerLink[];
   private closed = false;
 
   constructor(
@@ -244,10 +245,10 @@ class ServerLink {
 }
 
 /**
- * The subscriber connection of a door: SUBSCRIBE per server (per slot owner on a Cluster), messages
- * delivered through the network (delayed, dropped, reordered by their delays), and a reconnect that
- * restores its subscriptions as ioredis' autoResubscribe does. Messages published while it is down
- * are lost.
+ * The subscriber connection of a door: SUBSCRIBE per server (on a Cluster, a shard channel on its
+ * slot's master, a plain one on a master that is up), messages delivered through the network (delayed,
+ * dropped, reordered by their delays), and a reconnect that restores its subscriptions as ioredis'
+ * autoResubscribe does. Messages published while it is down are lost.
  */
 class SimSubscriber implements WakeupSubscriber {
   private readonly channels = new Set<string>();
@@ -295,12 +296,26 @@ class SimSubscriber implements WakeupSubscriber {
   }
 
   // The server delivers from the moment SUBSCRIBE reaches it, and stops when UNSUBSCRIBE does.
-  async subscribe(channel: string): Promise<void> {
-    await this.door.linkFor(channel).send(() => this.channels.add(channel));
+  async subscribe(channel: string, sharded = true): Promise<void> {
+    await this.linkFor(channel, sharded).send(() => this.channels.add(channel));
   }
 
-  async unsubscribe(channel: string): Promise<void> {
-    await this.door.linkFor(channel).send(() => this.channels.delete(channel));
+  async unsubscribe(channel: string, sharded = true): Promise<void> {
+    await this.linkFor(channel, sharded).send(() => this.channels.delete(channel));
+  }
+
+  /**
+   * A shard channel goes to the master that owns its slot. A plain channel (the force-release notices)
+   * has no owner: every Cluster node delivers a PUBLISH, and ioredis keeps its one subscriber
+   * connection on a node that is up (it moves to another when its node goes away), so a plain
+   * SUBSCRIBE waits for no particular node (seed 5530: a notice SUBSCRIBE queued 780 ms for a killed
+   * master while another node delivered the force release's PUBLISH). The slot owner while it is up,
+   * as before; else the first node that is.
+   */
+  private linkFor(channel: string, sharded: boolean): ServerLink {
+    const owner = this.door.linkFor(channel);
+    if (sharded || owner.server.up) return owner;
+    return this.door.links.find((link) => link.server.up) ?? owner;
   }
 
   onMessage(listener: (channel: string, message: string) => void): void {
