@@ -76,6 +76,10 @@ describe('the deterministic simulator', () => {
     // persistence that had already lost the lock: the checker dated the grant by the reply, not by
     // the server's acquire, and judged the documented loss as broken exclusion (checker.ts, serverGrants).
     [2951, 'sentinel, a fair-lock grant heard after the restart that lost it'],
+    // A call aborted while its winning attempt was on its way waited for the give-back, which the
+    // network lost: a waitMs 0 call settled a command timeout later. The give-back is not waited for now
+    // (test/virtual-time/abort-give-back.spec.ts).
+    [3997, 'sentinel, a semaphore call aborted while its grant was on its way'],
   ])('seed %d holds every promise (%s)', async (seed) => {
     expect((await runSeed(seed)).verdict.problems).toEqual([]);
   });
