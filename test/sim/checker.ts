@@ -391,13 +391,33 @@ function serverHolds(
     list.push({ engine: owner.split('.')[0]!, from, to: cut(from, to), classes });
     windows.set(key, list);
   };
-  const runs = history.runs;
-  runs.forEach((r, i) => {
+  // The runs on each Redis key (by the script's first key), in time order: what ends a window is a run
+  // on the same key after it.
+  const byKey = new Map<string, ScriptRun[]>();
+  for (const r of history.runs) {
+    const list = byKey.get(r.keys[0]!);
+    if (list) list.push(r);
+    else byKey.set(r.keys[0]!, [r]);
+  }
+  const firstAfter = (list: readonly ScriptRun[], at: number): number => {
+    let lo = 0;
+    let hi = list.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (list[mid]!.at <= at) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+  history.runs.forEach((r) => {
     const reply = Array.isArray(r.reply) ? (r.reply as unknown[]) : undefined;
     const owner = r.args[0];
     if (!reply || owner === undefined) return;
-    const later = (accept: (n: (typeof runs)[number]) => boolean): number =>
-      runs.find((n, j) => j > i && accept(n))?.at ?? Infinity;
+    const later = (accept: (n: ScriptRun) => boolean, on = r.keys[0]!): number => {
+      const list = byKey.get(on) ?? [];
+      for (let j = firstAfter(list, r.at); j < list.length; j++) if (accept(list[j]!)) return list[j]!.at;
+      return Infinity;
+    };
     if (r.script === 'multi-acquire' && reply[0] === 1) {
       const holdId = r.args[1];
       for (const lock of r.keys.filter((k) => k.endsWith(':m'))) {
@@ -405,9 +425,9 @@ function serverHolds(
         if (key === undefined) continue;
         const released = later(
           (n) =>
-            n.keys[0] === lock &&
             n.args[0] === owner &&
             ((n.script === 'mutex-release' && n.args[1] === holdId) || n.script === 'token-release'),
+          lock,
         );
         add(key, owner, r.at, Math.min(released, r.at + Number(r.args[2])), ['mutex', 'token']);
       }
@@ -420,18 +440,15 @@ function serverHolds(
       const entry = r.args[9] !== undefined && r.args[9] !== '' ? r.args[9] : owner;
       const next = later(
         (n) =>
-          n.keys[0] === r.keys[0] &&
-          ((n.script === 'fair-acquire' && (n.args[9] || n.args[0]) === entry) ||
-            (n.script === 'fair-abandon' && n.args[0] === entry)),
+          (n.script === 'fair-acquire' && (n.args[9] || n.args[0]) === entry) ||
+          (n.script === 'fair-abandon' && n.args[0] === entry),
       );
       add(key, entry, r.at, Math.min(next, r.at + Number(r.args[5])), ['fair']);
     } else if (r.script === 'read-write-acquire' && r.args[2] === 'w' && Number(reply[1]) >= 0) {
       // A writer refused while the lock is held leaves the writer-waiting marker (read-write-acquire.lua).
       const next = later(
         (n) =>
-          n.keys[0] === r.keys[0] &&
-          (n.script === 'read-write-acquire' || n.script === 'read-write-abandon') &&
-          n.args[0] === owner,
+          (n.script === 'read-write-acquire' || n.script === 'read-write-abandon') && n.args[0] === owner,
       );
       add(key, owner, r.at, Math.min(next, r.at + Number(r.args[6])), ['read-write']);
     }
