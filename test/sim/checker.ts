@@ -1,5 +1,5 @@
 import { ATTEMPT_MARGIN_MS } from '../../lib/core/runtime/with-deadline';
-import type { CallRecord, FaultRecord, ForceReleaseCall, History } from './history';
+import type { CallRecord, FaultRecord, ForceReleaseCall, History, KeyClass } from './history';
 import type { ScriptRun } from './sim-server';
 import { SIM_ENGINE, type Scenario } from './world';
 
@@ -247,6 +247,8 @@ export function check(history: History, scenario: Scenario, leftovers: string[])
     }
   }
 
+  const heldOnServer = serverHolds(history, lossy);
+
   // 8. busy only while held: a call answered busy overlapped some holder's hold (its belief, plus the lease
   //    Redis may keep after a loss), or a fault
   for (const c of history.calls) {
@@ -279,7 +281,7 @@ export function check(history: History, scenario: Scenario, leftovers: string[])
           w.requestedAt < to &&
           (w.settledAt ?? Infinity) > from,
       );
-    if (!held && !waitedBehind) {
+    if (!held && !waitedBehind && !heldOnServer(c, from, to)) {
       problems.push(
         `busy: #${c.id} (${c.process}) found ${c.keys.join('+')} busy from ${from.toFixed(1)} to ${to.toFixed(1)} ms while nobody held it`,
       );
@@ -369,6 +371,111 @@ function leaseOf(c: CallRecord): number {
 /** Whether any fault (but close) was in force between `from` and `to`, with a margin for its effects. */
 function nearFault(faults: readonly FaultRecord[], from: number, to: number): boolean {
   return faults.some((f) => f.kind !== 'close' && f.at - 1500 <= to && f.at + (f.ms ?? 0) + 1500 >= from);
+}
+
+/**
+ * What Redis held of a key for no grant of the history, from the servers' runs, as windows of true time
+ * per user key: `(c, from, to)` says whether one of them, of a process other than c's, made c busy.
+ * - A multi-key round's group (multi-acquire) taken and given back when a later group was busy
+ *   (docs/ARCHITECTURE.md, "Several keys at once": never wait while holding some): from the run to the
+ *   release of that hold (else its lease). Seed 5703: a Cluster round held `mutex:a` 4 ms.
+ * - A waiting place nobody took out: a fair queue entry or a read-write writer marker whose owner's
+ *   abandon never ran (the call had given up; its place was set by an attempt that ran after, and the
+ *   abandon sent behind it was lost). To Redis it is a waiter that died: docs/GUARANTEES.md, "Read-write
+ *   locks, fair locks and semaphores": it "keeps its place until its deadline (≈ 2.5 s by default, server
+ *   clock) and is then skipped". From the run to the deadline it set (its waiter ttl), or to the next
+ *   run of the same owner on the key (which refreshes, takes or gives up the place). Seeds 5163, 6781.
+ * A restart without persistence or a failover ends every window (the place may be gone with it).
+ */
+function serverHolds(
+  history: History,
+  lossy: readonly FaultRecord[],
+): (c: CallRecord, from: number, to: number) => boolean {
+  const windows = new Map<string, { engine: string; from: number; to: number; classes: KeyClass[] }[]>();
+  const userKey = (redisKey: string): string | undefined => /\{([^}]*)\}/.exec(redisKey)?.[1];
+  const cut = (at: number, to: number): number =>
+    Math.min(to, ...lossy.filter((f) => f.at > at).map((f) => f.at));
+  const add = (key: string, owner: string, from: number, to: number, classes: KeyClass[]): void => {
+    const list = windows.get(key) ?? [];
+    list.push({ engine: owner.split('.')[0]!, from, to: cut(from, to), classes });
+    windows.set(key, list);
+  };
+  // The runs on each Redis key (by the script's first key), in time order: what ends a window is a run
+  // on the same key after it.
+  const byKey = new Map<string, ScriptRun[]>();
+  for (const r of history.runs) {
+    const list = byKey.get(r.keys[0]!);
+    if (list) list.push(r);
+    else byKey.set(r.keys[0]!, [r]);
+  }
+  const firstAfter = (list: readonly ScriptRun[], at: number): number => {
+    let lo = 0;
+    let hi = list.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (list[mid]!.at <= at) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+  history.runs.forEach((r) => {
+    const reply = Array.isArray(r.reply) ? (r.reply as unknown[]) : undefined;
+    const owner = r.args[0];
+    if (!reply || owner === undefined) return;
+    const later = (accept: (n: ScriptRun) => boolean, on = r.keys[0]!): number => {
+      const list = byKey.get(on) ?? [];
+      for (let j = firstAfter(list, r.at); j < list.length; j++) if (accept(list[j]!)) return list[j]!.at;
+      return Infinity;
+    };
+    if (r.script === 'multi-acquire' && reply[0] === 1) {
+      const holdId = r.args[1];
+      for (const lock of r.keys.filter((k) => k.endsWith(':m'))) {
+        const key = userKey(lock);
+        if (key === undefined) continue;
+        const released = later(
+          (n) =>
+            n.args[0] === owner &&
+            ((n.script === 'mutex-release' && n.args[1] === holdId) || n.script === 'token-release'),
+          lock,
+        );
+        add(key, owner, r.at, Math.min(released, r.at + Number(r.args[2])), ['mutex', 'token']);
+      }
+      return;
+    }
+    if (reply[0] !== 0) return;
+    const key = userKey(r.keys[0]!);
+    if (key === undefined) return;
+    if (r.script === 'fair-acquire') {
+      const entry = r.args[9] !== undefined && r.args[9] !== '' ? r.args[9] : owner;
+      const next = later(
+        (n) =>
+          (n.script === 'fair-acquire' && (n.args[9] || n.args[0]) === entry) ||
+          (n.script === 'fair-abandon' && n.args[0] === entry),
+      );
+      add(key, entry, r.at, Math.min(next, r.at + Number(r.args[5])), ['fair']);
+    } else if (r.script === 'read-write-acquire' && r.args[2] === 'w' && Number(reply[1]) >= 0) {
+      // A writer refused while the lock is held leaves the writer-waiting marker (read-write-acquire.lua).
+      const next = later(
+        (n) =>
+          (n.script === 'read-write-acquire' || n.script === 'read-write-abandon') && n.args[0] === owner,
+      );
+      add(key, owner, r.at, Math.min(next, r.at + Number(r.args[6])), ['read-write']);
+    }
+  });
+  return (c, from, to) => {
+    const engine = history.engineIds.get(c.process);
+    return c.keys.some((k) =>
+      (windows.get(k) ?? []).some(
+        (w) =>
+          w.engine !== engine &&
+          w.classes.includes(c.keyClass) &&
+          // The writer marker holds back new readers only; writers compete when the lock frees.
+          (c.keyClass !== 'read-write' || c.mode === 'read') &&
+          w.from <= to &&
+          w.to >= from,
+      ),
+    );
+  };
 }
 
 function span(c: CallRecord): string {

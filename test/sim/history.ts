@@ -94,13 +94,28 @@ export const CHECKED_SCRIPTS: ReadonlySet<string> = new Set(['mutex-release', 'f
  * Whether the checker reads the run of `script` that answered `reply` in a world of `topology`:
  * CHECKED_SCRIPTS; on RedLock every acquire too (the force-release check finds the attempt that won a
  * grant: checker.ts, winningAttemptHeldBefore; seed 1392); elsewhere each acquire that granted (when the
- * server granted: checker.ts, serverGrants; seed 2951).
+ * server granted: checker.ts, serverGrants; seed 2951), and what the busy check reads of what the
+ * server held for no grant (checker.ts, serverHolds; seeds 5163, 5703, 6781).
  */
 export function checkerReads(script: string, topology: string, reply: unknown): boolean {
-  if (CHECKED_SCRIPTS.has(script)) return true;
+  if (CHECKED_SCRIPTS.has(script) || WAITING_PLACE_SCRIPTS.has(script)) return true;
   if (!script.endsWith('-acquire')) return false;
-  return topology === 'redlock' || (Array.isArray(reply) && reply[0] === 1);
+  if (topology === 'redlock') return true;
+  // A fair or read-write attempt refused takes or keeps a waiting place (checker.ts, serverHolds).
+  if (Array.isArray(reply) && reply[0] === 0)
+    return script === 'fair-acquire' || script === 'read-write-acquire';
+  return Array.isArray(reply) && reply[0] === 1;
 }
+
+/**
+ * Runs that end what the busy check counts as held on the server (checker.ts, serverHolds): a
+ * waiting place's abandon, a multi-key round's token-lock give-back (mutex-release is in CHECKED_SCRIPTS).
+ */
+const WAITING_PLACE_SCRIPTS: ReadonlySet<string> = new Set([
+  'fair-abandon',
+  'read-write-abandon',
+  'token-release',
+]);
 
 export class History {
   readonly calls: CallRecord[] = [];

@@ -78,7 +78,8 @@ export class MultiAcquisition {
         const round = await this.round(groups);
         if (round.status === 'granted') {
           if (this.wait.aborted()) {
-            await this.giveBack(this.req.targets);
+            // Not waited for, as a single-key acquisition's (Acquisition.run): the caller has left.
+            void this.giveBack(this.req.targets);
             break;
           }
           if (this.ctx.runtime.now() >= localLeaseEnd(round.requestedAt, this.req.leaseMs)) {
