@@ -392,7 +392,6 @@ function serverHolds(
   lossy: readonly FaultRecord[],
 ): (c: CallRecord, from: number, to: number) => boolean {
   const windows = new Map<string, { engine: string; from: number; to: number; classes: KeyClass[] }[]>();
-  const userKey = (redisKey: string): string | undefined => /\{([^}]*)\}/.exec(redisKey)?.[1];
   const cut = (at: number, to: number): number =>
     Math.min(to, ...lossy.filter((f) => f.at > at).map((f) => f.at));
   const add = (key: string, owner: string, from: number, to: number, classes: KeyClass[]): void => {
@@ -430,7 +429,7 @@ function serverHolds(
     if (r.script === 'multi-acquire' && reply[0] === 1) {
       const holdId = r.args[1];
       for (const lock of r.keys.filter((k) => k.endsWith(':m'))) {
-        const key = userKey(lock);
+        const key = userKeyOf(lock);
         if (key === undefined) continue;
         const released = later(
           (n) =>
@@ -443,7 +442,7 @@ function serverHolds(
       return;
     }
     if (reply[0] !== 0) return;
-    const key = userKey(r.keys[0]!);
+    const key = userKeyOf(r.keys[0]!);
     if (key === undefined) return;
     if (r.script === 'fair-acquire') {
       const entry = r.args[9] !== undefined && r.args[9] !== '' ? r.args[9] : owner;
@@ -476,6 +475,11 @@ function serverHolds(
       ),
     );
   };
+}
+
+/** The user's key a Redis key of the lock scripts names (its hash tag, `{key}`), if it has one. */
+function userKeyOf(redisKey: string): string | undefined {
+  return /\{([^}]*)\}/.exec(redisKey)?.[1];
 }
 
 function span(c: CallRecord): string {
@@ -585,13 +589,7 @@ interface ForcedRelease {
  * (a partition, noise), or its connection down then, or back only just before (it resubscribes).
  */
 function noticeDisturbed(history: History, process: string, from: number, to: number): boolean {
-  const own = history.faults.some(
-    (f) =>
-      (f.target === process || f.target.startsWith(`${process}/`)) &&
-      f.at <= to &&
-      f.at + (f.ms ?? 0) >= from - NETWORK_SLACK_MS,
-  );
-  if (own) return true;
+  if (faultOn(history, process, from, to)) return true;
   const events = history.connections.filter((c) => c.process === process);
   const before = events.filter((c) => c.at <= from).at(-1);
   if (before && (before.state === 'down' || before.at >= from - NETWORK_SLACK_MS)) return true;
@@ -600,9 +598,23 @@ function noticeDisturbed(history: History, process: string, from: number, to: nu
 
 /** Whether the network of `process` (noise, a partition of it) was faulted between `from` and `to`. */
 function networkFaulted(history: History, process: string, from: number, to: number): boolean {
+  return faultOn(history, process, from, to, (f) => f.kind === 'network-noise' || f.kind === 'partition');
+}
+
+/**
+ * Whether a fault aimed at `process` (or one of its connections, `<process>/…`) and passing `only`
+ * was in force between `from` and `to` (NETWORK_SLACK_MS before `from` counted).
+ */
+function faultOn(
+  history: History,
+  process: string,
+  from: number,
+  to: number,
+  only: (f: FaultRecord) => boolean = () => true,
+): boolean {
   return history.faults.some(
     (f) =>
-      (f.kind === 'network-noise' || f.kind === 'partition') &&
+      only(f) &&
       (f.target === process || f.target.startsWith(`${process}/`)) &&
       f.at <= to &&
       f.at + (f.ms ?? 0) >= from - NETWORK_SLACK_MS,
@@ -739,7 +751,7 @@ function serverGrants(
   const runs = new Map<string, number>();
   for (const r of history.runs) {
     if (!r.script.endsWith('-acquire') || !Array.isArray(r.reply) || r.reply[0] !== 1) continue;
-    const key = /\{([^}]*)\}/.exec(r.keys[0]!)?.[1];
+    const key = userKeyOf(r.keys[0]!);
     if (key !== undefined) runs.set(`${key} ${Number(r.reply[1])}`, r.at);
   }
   for (const g of grants) {
