@@ -4,6 +4,7 @@
  * waiter's attempt wins the free node and gives it back: that give-back wakes nobody, so the waiters
  * poll on their backoff instead of waking each other at network speed (the simulator found 141,000
  * requests in 6 virtual seconds for 110 calls before). The holder's own release still wakes them.
+ * A failed attempt is given back only where it may hold something: never on a node that answered busy.
  */
 import { LockNotAcquiredError } from '../../lib/core/errors';
 import { KeySpace } from '../../lib/core/kinds/key-space';
@@ -69,4 +70,49 @@ it("the holder's release wakes the waiters, and exactly one is granted", async (
   await lab.advance(1_000);
   expect(granted).toHaveLength(1);
   expect(granted[0]!.handle.fencingToken).toBeGreaterThan(held.fencingToken);
+});
+
+it('gives a failed attempt back where it granted or had not answered, never where it was busy', async () => {
+  const holder = await lab.warmProcess();
+  const waiter = await lab.warmProcess();
+  const held = await lab.settle(holder.engine.acquire('job:1', { leaseMs: 60_000 }));
+
+  // Busy on all five: the ballot is decided at the third busy answer; the two still on their way may
+  // not be answers yet, so at most those two get a give-back (five before).
+  let since = lab.now;
+  const busy = await lab.settle(
+    waiter.engine.acquire('job:1', { leaseMs: 60_000, waitMs: 0 }).catch((e: unknown) => e),
+  );
+  expect(busy).toBeInstanceOf(LockNotAcquiredError);
+  await lab.advance(50);
+  const attempts = lab.runs('mutex-acquire', since);
+  const busyNodes = new Set(attempts.filter((r) => (r.reply as number[])[0] === 0).map((r) => r.server));
+  expect(busyNodes.size).toBe(5);
+  const givenBack = lab.runs('mutex-release', since);
+  expect(givenBack.length).toBeLessThanOrEqual(2);
+
+  // Nodes 3 and 4 restarted empty: the waiter's attempt wins them, loses the vote, and gives both back;
+  // the holder's copies on nodes 0-2 are untouched.
+  lab.servers[3]!.store.del(lock);
+  lab.servers[4]!.store.del(lock);
+  since = lab.now;
+  const split = await lab.settle(
+    waiter.engine.acquire('job:1', { leaseMs: 60_000, waitMs: 0 }).catch((e: unknown) => e),
+  );
+  expect(split).toBeInstanceOf(LockNotAcquiredError);
+  await lab.advance(50);
+  const granted = lab
+    .runs('mutex-acquire', since)
+    .filter((r) => (r.reply as number[])[0] === 1)
+    .map((r) => r.server);
+  expect(granted.sort()).toEqual([lab.servers[3]!.name, lab.servers[4]!.name]);
+  const released = lab
+    .runs('mutex-release', since)
+    .filter((r) => r.reply === 1)
+    .map((r) => r.server);
+  expect(released.sort()).toEqual(granted);
+  expect(lab.servers[3]!.store.exists(lock)).toBe(false);
+  expect(lab.servers[4]!.store.exists(lock)).toBe(false);
+  expect(held.isHeld).toBe(true);
+  await lab.settle(held.release());
 });

@@ -29,7 +29,7 @@ const isForeign = (r: NodeAnswer): r is Extract<NodeAnswer, { status: 'foreign' 
 /**
  * RedLock over independent masters: runs one single-node lock kind on every node at once and
  * grants on a majority. Validity follows the Redis docs (lease − elapsed − drift, on the monotonic
- * clock); a failed attempt is released on every node; renewals and releases count a majority too.
+ * clock); a failed attempt is released on every node that may hold it; renewals and releases count a majority too.
  * The same owner id on every node makes re-entry work node by node.
  */
 export class RedlockKind implements LockKind {
@@ -88,7 +88,7 @@ export class RedlockKind implements LockKind {
         return { status: 'granted', fencingToken: token, reentered: r.reenter };
       }
       // A majority was ours: the give-back frees the lock, so it wakes the waiters.
-      this.releaseEverywhere(r, true);
+      this.giveBack(r, ballot, true);
       if (r.reenter) return { status: 'not-held' };
       return {
         status: 'busy',
@@ -96,7 +96,7 @@ export class RedlockKind implements LockKind {
         reason: fenceProblem ?? `RedLock: the quorum answered after the lease (${r.leaseMs} ms) had run out`,
       };
     }
-    this.releaseEverywhere(r, false);
+    this.giveBack(r, ballot, false);
     const failed = failedVotes(ballot);
     const answered = countVotes(ballot, () => true);
     if (failed > n - q) {
@@ -233,10 +233,17 @@ export class RedlockKind implements LockKind {
   }
 
   /**
-   * Gives back a failed attempt on every node, without waiting: the caller's next attempt or its answer
-   * must not wait a node timeout more (waitMs bounds the call; a RedLock attempt that found nodes
-   * down took up to twice the node timeout before). Each node's connection sends the releases before
-   * any later command, and a release that fails is left to the lease.
+   * Gives back a failed attempt on every node that may hold it, without waiting: the caller's next
+   * attempt or its answer must not wait a node timeout more (waitMs bounds the call; a RedLock attempt
+   * that found nodes down took up to twice the node timeout before). Each node's connection sends the
+   * releases before any later command, and a release that fails is left to the lease.
+   *
+   * A node that may hold it: one that granted, one that failed (a reply lost or late: it may have run
+   * the attempt) and one that had not answered when the ballot was decided. A node that answered busy,
+   * not-held or foreign data made no hold: a release there finds nothing of this attempt's and changes
+   * nothing, so none is sent. Under contention most nodes answer busy, and the give-back was half of a
+   * waiter's commands (the simulator counted 2,540 token-acquire and 2,535 token-release runs in one
+   * history).
    *
    * `wake` false (a minority): the give-back publishes on a channel nobody listens to. It frees nodes
    * of a lock that somebody else holds on a majority (or nobody can win this round), and the waiters
@@ -245,12 +252,15 @@ export class RedlockKind implements LockKind {
    * again, at network speed for as long as the holder held (found by the simulator; docs/TEST-SUITE.md).
    * They still poll on the backoff.
    */
-  private releaseEverywhere(r: AttemptRequest, wake: boolean): void {
+  private giveBack(r: AttemptRequest, ballot: Ballot<NodeAnswer>, wake: boolean): void {
     // This attempt's ids: a retry asks for a hold of its own.
     const hold: HoldRef = wake
       ? { ...r }
       : { ...r, names: { ...r.names, channel: `${r.names.channel}:give-back` } };
-    // Every node, also one that did not answer: it may have run the attempt (a reply lost or late).
-    for (const node of this.nodes) node.release(hold).catch(() => undefined); // a failure is left to the lease
+    this.nodes.forEach((node, i) => {
+      const vote = ballot[i];
+      if (vote?.ok && !isGranted(vote.value)) return; // answered without a hold
+      node.release(hold).catch(() => undefined); // a failure is left to the lease
+    });
   }
 }
