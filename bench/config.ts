@@ -6,7 +6,20 @@ export interface BenchProfile {
   name: 'full' | 'quick';
   /** Wait budget of every acquisition, all libraries (our engine's default `waitMs`). */
   waitMs: number;
-  uncontended: { trials: number; durationMs: number; maxOps: number; callers: number[] };
+  uncontended: {
+    trials: number;
+    durationMs: number;
+    maxOps: number;
+    callers: number[];
+    /**
+     * Issue 46's rows against the raw lock, paired: after the trials, this many rounds run our
+     * engine's two paths and the raw lock back to back (`pairedMs` each, the order rotated every
+     * round), and each ratio to the raw lock is taken within its round. The round-robin trials put
+     * twenty libraries between ours and raw's; one caller's ops/s moved 0.70–0.93× between runs.
+     */
+    pairedRounds: number;
+    pairedMs: number;
+  };
   contention: {
     processes: number;
     callersPerProcess: number;
@@ -39,7 +52,14 @@ export interface BenchProfile {
 export const FULL: BenchProfile = {
   name: 'full',
   waitMs: 10_000,
-  uncontended: { trials: 3, durationMs: 1_500, maxOps: 15_000, callers: [1, 64] },
+  uncontended: {
+    trials: 3,
+    durationMs: 1_500,
+    maxOps: 15_000,
+    callers: [1, 64],
+    pairedRounds: 9,
+    pairedMs: 1_000,
+  },
   contention: { processes: 4, callersPerProcess: 8, csMs: [0, 2], durationMs: 8_000, target: 6_000 },
   scale: { heldSteps: [1, 1_000, 10_000, 100_000], watchdogLeaseMs: 3_000, waiters: 10_000, waiterKeys: 100 },
   flood: { waiters: 100_000, waitMs: 3_000 },
@@ -50,7 +70,14 @@ export const FULL: BenchProfile = {
 export const QUICK: BenchProfile = {
   name: 'quick',
   waitMs: 3_000,
-  uncontended: { trials: 2, durationMs: 200, maxOps: 2_000, callers: [1, 64] },
+  uncontended: {
+    trials: 2,
+    durationMs: 200,
+    maxOps: 2_000,
+    callers: [1, 64],
+    pairedRounds: 2,
+    pairedMs: 200,
+  },
   contention: { processes: 4, callersPerProcess: 8, csMs: [0, 2], durationMs: 1_200, target: 300 },
   scale: { heldSteps: [1, 1_000, 10_000], watchdogLeaseMs: 1_500, waiters: 1_000, waiterKeys: 100 },
   flood: { waiters: 10_000, waitMs: 1_000 },

@@ -25,6 +25,9 @@ import {
   isLibraryId,
   LIBRARY_IDS,
   NO_REGISTRY,
+  OURS,
+  OURS_LEASE,
+  RAW,
   UNCONTENDED_ONLY,
   type LibraryId,
 } from './adapters';
@@ -138,7 +141,10 @@ async function main(): Promise<void> {
     if (parts.has('locks')) {
       floorBefore = await runCriticalSectionFloor(target, profile);
       log('\n[uncontended] every library, trials round-robin');
-      const uncontended = await runUncontendedRounds(ids, target, profile, log);
+      const uncontended = await runUncontendedRounds(ids, target, profile, log, {
+        raw: RAW,
+        ours: [OURS, OURS_LEASE],
+      });
       for (const id of ids) {
         if (UNCONTENDED_ONLY.includes(id)) {
           const u = uncontended.get(id);

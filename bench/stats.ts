@@ -49,3 +49,26 @@ export function round(value: number): number {
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
+
+/** A ratio taken round by round (paired: both sides measured in the same round): its median and spread. */
+export interface PairedRatio {
+  median: number;
+  min: number;
+  max: number;
+  /** Rounds in which both sides were measured. */
+  rounds: number;
+  /** The ratio of every such round, in round order. */
+  perRound: number[];
+}
+
+/** The median and min–max of ratios taken round by round; undefined without any round. */
+export function pairedRatio(perRound: readonly number[]): PairedRatio | undefined {
+  if (!perRound.length) return undefined;
+  return {
+    median: round(median(perRound)),
+    min: round(Math.min(...perRound)),
+    max: round(Math.max(...perRound)),
+    rounds: perRound.length,
+    perRound: perRound.map(round),
+  };
+}

@@ -1,6 +1,6 @@
 import type { LibraryId } from '../adapters';
 import { RedisTarget } from '../redis-target';
-import { round, summarize, type LatencySummary } from '../stats';
+import { round, summarize, type LatencySummary, type PairedRatio } from '../stats';
 import type { ContentionResult } from '../worker/protocol';
 
 /** Uncontended figures for one caller count. */
@@ -19,6 +19,11 @@ export interface UncontendedFigures {
   cpuUsPerOp: number;
   /** ops/s of every trial; the figures above are the median trial's. */
   trialsOpsPerSec: number[];
+  /**
+   * Our engine's rows (issue 46): ops/s, client CPU and Redis CPU per op over the raw lock's, taken
+   * round by round in paired rounds (bench/config.ts, `pairedRounds`). Absent in older runs.
+   */
+  vsRaw?: { ops: PairedRatio; clientCpu: PairedRatio; redisCpu: PairedRatio };
 }
 
 /** Contention figures for one critical-section length. */

@@ -10,7 +10,7 @@ import {
   type HttpAppId,
 } from '../http/seckill-bench-config';
 import type { RedisTarget } from '../redis-target';
-import { median, round } from '../stats';
+import { median, pairedRatio, round, type PairedRatio } from '../stats';
 
 /**
  * What autocannon measured: in one round (HttpRound) or over every round of one app and stock
@@ -48,15 +48,7 @@ export interface HttpRound extends HttpRunFigures {
 }
 
 /** A ratio to the ceiling computed round by round (paired): its median and spread. */
-export interface PairedRatio {
-  median: number;
-  min: number;
-  max: number;
-  /** Rounds in which both this app and the ceiling were measured. */
-  rounds: number;
-  /** The ratio of every such round, in round order. */
-  perRound: number[];
-}
+export type { PairedRatio };
 
 /**
  * One app under autocannon at one initial stock, over every round. Runs saved before the paired
@@ -292,14 +284,7 @@ function paired(runs: HttpRound[], ceiling: HttpRound[]): PairedRatio | undefine
     const c = ceiling.find((x) => x.round === r.round);
     if (!r.note && c && !c.note) perRound.push(r.rps / c.rps);
   }
-  if (!perRound.length) return undefined;
-  return {
-    median: round(median(perRound)),
-    min: round(Math.min(...perRound)),
-    max: round(Math.max(...perRound)),
-    rounds: perRound.length,
-    perRound: perRound.map(round),
-  };
+  return pairedRatio(perRound);
 }
 
 function notMeasured(app: HttpAppId, stock: number, note: string, profile: BenchProfile): HttpFigures {
