@@ -21,12 +21,29 @@ export class SimNetwork {
   dropMessage = 0;
   /** Every packet to or from these servers is lost (a partition), until cleared. */
   readonly partitioned = new Set<string>();
+  /**
+   * A partition as TCP lives through one shorter than its timeouts: every packet to or from these
+   * servers is held (retransmitted) until the true time given, then arrives in order. A request sent
+   * during it runs late, its reply comes later still, and the connection stays up throughout.
+   */
+  readonly heldUntil = new Map<string, number>();
 
   constructor(readonly prng: Prng) {}
 
   /** One packet's transit time in ms. */
   delay(): number {
     return this.prng.range(0.1, 1) + (this.jitterMs > 0 ? this.prng.next() * this.jitterMs : 0);
+  }
+
+  /** When a packet sent to or from `server` at `now` arrives: after a held partition heals, if one holds it. */
+  arrival(server: string, now: number): number {
+    const held = this.heldUntil.get(server);
+    return (held !== undefined && held > now ? held : now) + this.delay();
+  }
+
+  /** No new connection to `server` can be made now (a partition of either kind). */
+  cutOff(server: string, now: number): boolean {
+    return this.partitioned.has(server) || (this.heldUntil.get(server) ?? 0) > now;
   }
 }
 
@@ -175,7 +192,7 @@ class ServerLink {
     const { network } = this.door;
     const sentIn = this.epoch;
     if (network.partitioned.has(this.server.name) || network.prng.chance(network.dropRequest)) return;
-    this.lastRequestAt = inOrder(this.sim.now + network.delay(), this.lastRequestAt);
+    this.lastRequestAt = inOrder(network.arrival(this.server.name, this.sim.now), this.lastRequestAt);
     this.sim.at(this.lastRequestAt, () => this.arrive(run, resolve, reject, sentIn));
   }
 
@@ -210,7 +227,7 @@ class ServerLink {
 
   /** Delivers an answer to the process after a transit time (in the process: deferred while it is paused). */
   private answer(deliver: () => void): void {
-    this.lastReplyAt = inOrder(this.sim.now + this.door.network.delay(), this.lastReplyAt);
+    this.lastReplyAt = inOrder(this.door.network.arrival(this.server.name, this.sim.now), this.lastReplyAt);
     this.sim.at(this.lastReplyAt, deliver, this.door.process);
   }
 
@@ -219,7 +236,7 @@ class ServerLink {
     this.reconnecting = true;
     const attempt = () => {
       if (this.closed) return;
-      if (this.server.up && !this.door.network.partitioned.has(this.server.name)) {
+      if (this.server.up && !this.door.network.cutOff(this.server.name, this.sim.now)) {
         this.reconnecting = false;
         this.epoch = this.server.epoch;
         this.door.changed('up');
@@ -274,7 +291,7 @@ class SimSubscriber implements WakeupSubscriber {
         server.subscribe((channel, message) => {
           if (this.closed || server.epoch !== epoch || !this.channels.has(channel)) return;
           if (network.partitioned.has(server.name) || network.prng.chance(network.dropMessage)) return;
-          lastAt = inOrder(process.sim.now + network.delay(), lastAt);
+          lastAt = inOrder(network.arrival(server.name, process.sim.now), lastAt);
           process.sim.at(
             lastAt,
             () => {

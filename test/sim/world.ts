@@ -452,6 +452,9 @@ export class World {
 
   private planFaults(prng: Prng): void {
     const { scenario } = this;
+    // Choices added after seeds 1-7,000 were swept draw from a stream of their own: a seed whose plan
+    // does not meet them keeps its history (and the regression seeds their meaning).
+    const later = new Prng(scenario.seed ^ 0x4e1d);
     const count = prng.int(0, 4);
     for (let i = 0; i < count; i++) {
       const at = prng.range(200, scenario.quietAt - 600);
@@ -477,17 +480,24 @@ export class World {
         },
         () => {
           const ms = prng.range(100, 1500);
+          // Held (TCP retransmits through a partition shorter than its timeouts: every packet arrives
+          // after the heal, in order) or lost (the packets of a connection that then went away).
+          const held = later.chance(0.5);
           this.fault(
             at,
             'partition',
             `${proc.name}/${server.name}`,
-            () => network.partitioned.add(server.name),
-            undefined,
+            () =>
+              held
+                ? network.heldUntil.set(server.name, this.sim.now + ms)
+                : network.partitioned.add(server.name),
+            held ? 'packets held until the heal' : 'packets lost',
             ms,
           );
-          this.fault(at + ms, 'heal', `${proc.name}/${server.name}`, () =>
-            network.partitioned.delete(server.name),
-          );
+          this.fault(at + ms, 'heal', `${proc.name}/${server.name}`, () => {
+            network.partitioned.delete(server.name);
+            network.heldUntil.delete(server.name);
+          });
         },
         () => {
           const ms = prng.range(200, 1500);

@@ -116,16 +116,26 @@ export class Acquisition {
             void this.giveBack();
             break;
           }
-          if (this.ctx.runtime.now() >= localLeaseEnd(this.requestedAt, this.req.leaseMs)) {
-            // The answer was read only after the lease it won had run out here (a GC pause, SIGSTOP, a
-            // blocked event loop): the caller would be handed a lock already lost, its token below those
-            // of grants made meanwhile. As RedLock's validity check does: give it back and go on as if
-            // busy. With no wait left the give-back is not waited for (waitMs bounds the call); a retry
+          // The answer was read only after the lease it won had run out here (a GC pause, SIGSTOP, a
+          // blocked event loop): the caller would be handed a lock already lost, its token below those
+          // of grants made meanwhile. As RedLock's validity check does: give it back and go on as if
+          // busy. Likewise a grant an operator's force release named before its answer came (its notice
+          // overtook the reply, or RedLock's force release reached the nodes this attempt had won while
+          // another node kept the attempt pending: simulator seed 1076): a lock already lost, whose
+          // token, taken before another caller's grant, may be above it.
+          const lost =
+            this.ctx.runtime.now() >= localLeaseEnd(this.requestedAt, this.req.leaseMs)
+              ? `the grant came back after its lease (${this.req.leaseMs} ms) had run out`
+              : this.ctx.held.forcedBefore?.(this.request.owner, this.req.names.lock)
+                ? 'the grant was force-released before its answer came'
+                : undefined;
+          if (lost !== undefined) {
+            // With no wait left the give-back is not waited for (waitMs bounds the call); a retry
             // waits for it (one round trip), because until it is through Redis still holds the grant
             // under this call's owner, and an attempt would find it and answer as a re-entry, with no
             // new token (semaphore and read-write scripts: simulator seeds 3383 and 4233). A give-back
             // that failed leaves the hold to its lease: no retry then.
-            this.busyReason = `the grant came back after its lease (${this.req.leaseMs} ms) had run out`;
+            this.busyReason = lost;
             wait.noteBusy(this.req.key, -1);
             if (wait.remaining() <= 0) {
               void this.giveBack();

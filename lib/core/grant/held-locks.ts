@@ -72,6 +72,12 @@ export class HeldLocks implements GrantKeeper {
   /** Told of each new grant: a force release that named it before it arrived ends it (force-release.ts). */
   onAdd?: (grant: LockGrant) => void;
 
+  /**
+   * Whether a force release named a grant (owner id on lock) before its answer came, asked before it
+   * is handed out (force-release.ts, takeEarly): such a grant is given back and the call goes on.
+   */
+  forcedBefore?: (owner: string, lock: string) => boolean;
+
   /** Tracks a new grant (and hands it to the watchdog when it has no fixed lease). */
   add(grant: LockGrant): void {
     this.grants.add(grant);

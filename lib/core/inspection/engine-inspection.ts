@@ -55,6 +55,7 @@ export class EngineInspection {
     });
     // A notice can overtake its grant's reply: the grant is checked as it arrives.
     held.onAdd = (grant) => this.inspector.onGrant(grant);
+    held.forcedBefore = (owner, lock) => this.inspector.takeEarlyNotice(owner, lock);
     this.noticeDeps = {
       runtime,
       target,

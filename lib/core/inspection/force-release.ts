@@ -166,6 +166,19 @@ export class ForceRelease {
     this.early.set(`${notice.owner} ${notice.lock}`, { until: now + EARLY_NOTICE_KEEP_MS, cause });
   }
 
+  /**
+   * Whether a force release named this grant (owner id on lock) before its answer came; the notice is
+   * taken: asked by an acquire about to hand the grant out, which then goes on as busy instead.
+   */
+  takeEarly(owner: string, lock: string): boolean {
+    if (this.early.size === 0) return false;
+    const name = `${owner} ${lock}`;
+    const early = this.early.get(name);
+    if (!early) return false;
+    this.early.delete(name);
+    return early.until > this.deps.runtime.now();
+  }
+
   /** A new grant of this engine: ended at once when a force release named it before it arrived. */
   onGrant(grant: LockGrant): void {
     if (this.early.size === 0) return;

@@ -97,6 +97,11 @@ export class LockInspector {
     return readAudit(this.target, this.inspectionKeys, key, limit);
   }
 
+  /** See ForceRelease.takeEarly. */
+  takeEarlyNotice(owner: string, lock: string): boolean {
+    return this.forced.takeEarly(owner, lock);
+  }
+
   /** See ForceRelease.onGrant. */
   onGrant(grant: LockGrant): void {
     this.forced.onGrant(grant);
