@@ -148,6 +148,10 @@ describe('the deterministic simulator', () => {
     // node's later clock) above the true holder's. A grant named by a force release before its answer
     // came is given back now and the call goes on (test/sim/force-release-notice.spec.ts).
     [1076, 'redlock, a grant force-released while its attempt waited for a paused node'],
+    // RedLock with a node down: the engine's notice subscription waited for that node's confirmation,
+    // timed out, was dropped on all five and asked again 250 ms later; a force release in the gap went
+    // unheard. One node's confirmation is enough now (test/virtual-time/redlock.spec.ts).
+    [3614, 'redlock, a force release while a node was down'],
   ])('seed %d holds every promise (%s)', async (seed) => {
     expect((await runSeed(seed)).verdict.problems).toEqual([]);
   });

@@ -6,7 +6,7 @@
  * requests in 6 virtual seconds for 110 calls before). The holder's own release still wakes them.
  * A failed attempt is given back only where it may hold something: never on a node that answered busy.
  */
-import { LockNotAcquiredError } from '../../lib/core/errors';
+import { LockNotAcquiredError, type LockLostError } from '../../lib/core/errors';
 import { KeySpace } from '../../lib/core/kinds/key-space';
 import type { LockHandle } from '../../lib/core/grant/grant-handle';
 import { VirtualLab } from '../sim/virtual-lab';
@@ -115,4 +115,29 @@ it('gives a failed attempt back where it granted or had not answered, never wher
   expect(lab.servers[4]!.store.exists(lock)).toBe(false);
   expect(held.isHeld).toBe(true);
   await lab.settle(held.release());
+});
+
+it('tells a holder of a force release while a node is down: its notices stay subscribed on the others', async () => {
+  // Node 4 is down before the engines' first calls: their notice subscriptions are confirmed by four
+  // nodes and never by the fifth. A subscription that waited for it was dropped everywhere at its
+  // command timeout and asked again 250 ms (doubling) later: force releases in those gaps went unheard.
+  lab.servers[4]!.kill();
+  const options = { commandTimeoutMs: 250 };
+  const holder = await lab.warmProcess(options);
+  const operator = await lab.warmProcess(options);
+  for (let i = 0; i < 12; i++) {
+    const held = await lab.settle(holder.engine.acquire('job:1', { leaseMs: 60_000 }));
+    const lost = lab.abortOf(held.signal);
+    await lab.advance(100 + 53 * i);
+    const forced = await lab.settle(
+      operator.engine.forceRelease('job:1', { reason: 'stuck', by: 'operator' }),
+    );
+    expect(forced).toBe(true);
+    const answeredAt = lab.now;
+    await lab.advance(100);
+    // The bound of docs/GUARANTEES.md: told within 100 ms of forceRelease()'s answer.
+    expect((lost.reason as LockLostError | undefined)?.reason).toBe('force-released');
+    expect(lost.at!).toBeLessThanOrEqual(answeredAt + 100);
+    await lab.settle(held.release());
+  }
 });

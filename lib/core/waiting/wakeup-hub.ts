@@ -122,8 +122,17 @@ export class WakeupHub {
     if (this.closed || this.patterns.has(channel)) return;
     const entry = { listener, onRefused };
     this.patterns.set(channel, entry);
+    // One confirmation is enough: a force release PUBLISHes its notice on every node it reaches
+    // (RedLock), so one subscribed node hears it. Waiting for every node made a node that was down
+    // tear the others down with it: the subscription timed out, was dropped everywhere and asked
+    // again 250 ms later, over and over, and a holder on RedLock with one node down missed the
+    // force release of its grant (simulator seed 3614). The rest subscribe as they come.
     const all = this.runtime.detached(() =>
-      askNodes(this.connections(), (sub) => this.subscribeOn(sub, channel, false)),
+      askNodes(
+        this.connections(),
+        (sub) => this.subscribeOn(sub, channel, false),
+        (b) => answers(b).length > 0,
+      ),
     );
     const ballot = await withDeadline(this.runtime, all, this.readyTimeoutMs, {
       signal: this.closing.signal,
