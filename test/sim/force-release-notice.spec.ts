@@ -1,5 +1,6 @@
 import { LockNotAcquiredError } from '../../lib/core/errors';
 import type { LockHandle } from '../../lib/core/grant/grant-handle';
+import type { MultiLockHandle } from '../../lib/core/multi/multi-lock-handle';
 import { InspectionKeys } from '../../lib/core/inspection/inspection-keys';
 import { KeySpace } from '../../lib/core/kinds/key-space';
 import { openLockEngine } from '../../lib/core/topology/create-lock-engine';
@@ -28,7 +29,7 @@ class ScriptedNetwork extends SimNetwork {
 }
 
 /** One engine on one server, warmed up, whose first grant of `key` an operator force-releases before its reply is back. */
-async function overtaken(key: string) {
+async function overtaken(key: string, script = 'mutex-acquire') {
   const sim = new Simulation(new Prng(11));
   const server = new SimServer('redis0', sim, new Prng(12), 0);
   const proc = new SimProcess('p0', sim, { offsetMs: 500, rate: 1 }, new Prng(13));
@@ -43,9 +44,9 @@ async function overtaken(key: string) {
 
   const names = new KeySpace(engine.options.keyPrefix).names(key);
   const forced: { fence?: number } = {};
-  server.hook = (s, script, keys, args) => {
-    const reply = s.runPort(script, keys, args);
-    if (script !== 'mutex-acquire' || keys[0] !== names.lock || forced.fence !== undefined) return reply;
+  server.hook = (s, name, keys, args) => {
+    const reply = s.runPort(name, keys, args);
+    if (name !== script || keys[0] !== names.lock || forced.fence !== undefined) return reply;
     // The operator's force release runs right after the grant; its notice leaves at once, the
     // grant's reply takes 5 ms.
     const notice = new InspectionKeys(engine.options.keyPrefix).notice('');
@@ -85,6 +86,31 @@ describe('a force-release notice that overtakes the grant it evicts', () => {
     const acquires = server.runs.filter((r) => r.script === 'mutex-acquire' && r.keys[0] === names.lock);
     expect(acquires.filter((r) => r.at >= since).map((r) => (r.reply as number[])[0])).toEqual([1, 1]);
     expect(server.store.exists(names.lock)).toBe(true);
+    let released: boolean | undefined;
+    sim.at(sim.now, () => void granted!.release().then((r) => (released = r)));
+    await sim.run(sim.now + 20);
+    expect(released).toBe(true);
+    await close();
+  });
+
+  it('does not hand out a multi-key grant one of whose keys was force-released before its answer came', async () => {
+    const { sim, server, engine, forced, close } = await overtaken('job', 'multi-acquire');
+    const since = sim.now;
+    let granted: MultiLockHandle | undefined;
+    sim.at(
+      sim.now,
+      () => void engine.acquire(['job', 'other'], { waitMs: 1_000 }).then((h) => (granted = h)),
+    );
+    await sim.run(sim.now + 50);
+
+    expect(forced.fence).toBeDefined();
+    expect(granted).toBeDefined();
+    expect(granted!.signal.aborted).toBe(false);
+    expect(granted!.isHeld).toBe(true);
+    expect(granted!.fencingTokens.job).toBeGreaterThan(forced.fence!);
+    // The first round was given back, the second holds both keys.
+    const rounds = server.runs.filter((r) => r.script === 'multi-acquire' && r.at >= since);
+    expect(rounds.map((r) => (r.reply as number[])[0])).toEqual([1, 1]);
     let released: boolean | undefined;
     sim.at(sim.now, () => void granted!.release().then((r) => (released = r)));
     await sim.run(sim.now + 20);
