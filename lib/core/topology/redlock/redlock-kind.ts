@@ -29,8 +29,8 @@ const isForeign = (r: NodeAnswer): r is Extract<NodeAnswer, { status: 'foreign' 
 /**
  * RedLock over independent masters: runs one single-node lock kind on every node at once and
  * grants on a majority. Validity follows the Redis docs (lease − elapsed − drift, on the monotonic
- * clock); a failed attempt is released on every node that may hold it; renewals and releases count a majority too.
- * The same owner id on every node makes re-entry work node by node.
+ * clock); a failed attempt is released on every node that may hold it; renewals and releases count a
+ * majority too. The same owner id on every node makes re-entry work node by node.
  */
 export class RedlockKind implements LockKind {
   readonly tag: LockKindTag;
