@@ -319,8 +319,13 @@ class NodeRedisSubscriber implements WakeupSubscriber {
       // A duplicate of ours: its error listener stays while it closes (node-redis would throw the
       // error of a failed close otherwise).
       if (this.sending.size > 0) {
-        // Bounded: with Redis away, node-redis queues the SUBSCRIBE until it is back.
-        await withDeadline(nodeRuntime, Promise.allSettled([...this.sending]), 1000);
+        // Bounded: with Redis away, node-redis queues the SUBSCRIBE until it is back. One still on the
+        // wire after that (a starved machine) may open a shard's connection when it ends: the client is
+        // destroyed again then.
+        const sent = Promise.allSettled([...this.sending]);
+        await withDeadline(nodeRuntime, sent, 1000).catch(
+          () => void sent.then(() => destroyQuietly(this.sub)),
+        );
       }
       if (this.connecting) await endConnection(this.sub, this.connecting);
       return;
@@ -360,7 +365,15 @@ async function endConnection(client: NodeRedisLike, connecting: Promise<unknown>
   // connections afterwards all the same, and nothing closes them (node-redis 5 and 6; a v5 Cluster
   // has no isReady to tell). A connect that can finish is given a moment to (Redis up: milliseconds;
   // one that finished long ago: none), then closed like any other.
-  await withDeadline(nodeRuntime, connecting, 1000).catch(() => undefined);
+  let connected = false;
+  const settled = connecting.then(
+    () => (connected = true),
+    () => (connected = true),
+  );
+  await withDeadline(nodeRuntime, settled, 1000).catch(() => undefined);
+  // A connect that outlasts the wait (a starved machine: a CI run at load 10 left a Cluster
+  // subscriber's socket open after close()) opens its nodes' connections when it ends: destroyed then.
+  if (!connected) void settled.then(() => destroyQuietly(client));
   if (!client.isOpen) return;
   // Not ready (still connecting, or reconnecting): nothing to say goodbye to, destroyed below.
   if (client.isReady !== false) {
@@ -372,4 +385,13 @@ async function endConnection(client: NodeRedisLike, connecting: Promise<unknown>
     }
   }
   if (client.isOpen) client.destroy?.();
+}
+
+/** Destroys a client this library opened, if it is still open (a second destroy() would throw). */
+function destroyQuietly(client: NodeRedisLike): void {
+  try {
+    if (client.isOpen) client.destroy?.();
+  } catch {
+    // closed meanwhile: nothing left to destroy
+  }
 }
