@@ -11,7 +11,7 @@
  * Also per acquisition: Redis commands by name (INFO commandstats), client CPU, Redis CPU.
  *   node -r ts-node/register/transpile-only bench/profile/handoff-trace.ts \
  *     [--processes=4] [--callers=8] [--cs=0] [--ms=6000] [--lease=10000] [--lib=DIR] [--passes=N] [--json]
- *     [--before=DIR --rounds=6]
+ *     [--before=DIR --rounds=6] [--floor]
  * --before=DIR: paired rounds of the tree at DIR (its lib/) and this one (or --lib), alternating, one
  * Redis; prints each round and the medians (issue 46's before/after).
  * --lib=DIR: another copy of lib/ (before/after); --passes: the cohort bound (engine option
@@ -62,14 +62,17 @@ async function child(): Promise<void> {
     lib: string;
     passes?: number;
     prof: string;
+    floor?: boolean;
   };
   const { createLockEngine } = (await import(
     cfg.lib ? `${resolve(cfg.lib)}/core` : '../../lib/core'
   )) as typeof import('../../lib/core');
-  const engine = createLockEngine({
-    redis: url,
-    ...(cfg.passes !== undefined && { cohort: { passes: cfg.passes } }),
-  });
+  const engine = cfg.floor
+    ? floorEngine()
+    : createLockEngine({
+        redis: url,
+        ...(cfg.passes !== undefined && { cohort: { passes: cfg.passes } }),
+      });
   let handed = false;
   engine.events.on('acquired', (e) => (handed = e.handedOver === true));
   const counter = new Redis(url);
@@ -119,6 +122,27 @@ async function child(): Promise<void> {
   process.exit(0);
 }
 
+/**
+ * --floor: a FIFO mutex inside the process instead of the engine (no Redis lock at all, every grant
+ * a "hand-off"): what the loop itself costs in one process, the floor under the engine's figures.
+ */
+function floorEngine() {
+  let tail = Promise.resolve();
+  const listeners: ((e: { handedOver?: boolean }) => void)[] = [];
+  return {
+    events: { on: (_: 'acquired', fn: (e: { handedOver?: boolean }) => void) => listeners.push(fn) },
+    async acquire(_key: string, _options?: object): Promise<{ release(): Promise<boolean> }> {
+      let release!: () => void;
+      const previous = tail;
+      tail = new Promise<void>((r) => (release = r));
+      await previous;
+      for (const fn of listeners) fn({ handedOver: true });
+      return { release: async () => (release(), true) };
+    },
+    close: async () => undefined,
+  };
+}
+
 /** Starts V8's CPU profiler in this process; the function returned stops it and gives the profile. */
 async function startProfiler(): Promise<() => Promise<object>> {
   const session = new Session();
@@ -147,6 +171,7 @@ type TraceConfig = {
   lib: string;
   passes?: number;
   prof: string;
+  floor?: boolean;
 };
 
 async function parent(): Promise<void> {
@@ -161,6 +186,7 @@ async function parent(): Promise<void> {
     lib: flag('lib', ''),
     passes: passes ? Number(passes) : undefined,
     prof: flag('prof', '') && resolve(flag('prof', '')),
+    floor: process.argv.includes('--floor'),
   };
   const target = await RedisTarget.open();
   try {
