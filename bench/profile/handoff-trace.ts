@@ -217,7 +217,11 @@ async function parent(): Promise<void> {
           `after ${a.acqPerSec} acq/s (${a.gaps['hand-off']!.meanUs} µs, ${a.clientCpuUsPerAcq} µs CPU): ${Math.round((100 * a.acqPerSec) / b.acqPerSec) / 100}×`,
       );
     }
-    const median = (list: number[]) => [...list].sort((x, y) => x - y)[Math.floor(list.length / 2)]!;
+    const median = (list: number[]) => {
+      const sorted = [...list].sort((x, y) => x - y);
+      const mid = sorted.length >> 1;
+      return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+    };
     const col = (f: (s: Summary) => number) => ({
       before: median(rows.map((r) => f(r.before))),
       after: median(rows.map((r) => f(r.after))),
