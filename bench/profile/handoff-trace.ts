@@ -67,14 +67,14 @@ async function child(): Promise<void> {
   const { createLockEngine } = (await import(
     cfg.lib ? `${resolve(cfg.lib)}/core` : '../../lib/core'
   )) as typeof import('../../lib/core');
-  const engine = cfg.floor
+  const engine: TraceEngine = cfg.floor
     ? floorEngine()
     : createLockEngine({
         redis: url,
         ...(cfg.passes !== undefined && { cohort: { passes: cfg.passes } }),
       });
   let handed = false;
-  engine.events.on('acquired', (e) => (handed = e.handedOver === true));
+  engine.events.on('acquired', (e) => void (handed = e.handedOver === true));
   const counter = new Redis(url);
   const options = { waitMs: 10_000, ...(cfg.leaseMs !== undefined && { leaseMs: cfg.leaseMs }) };
   const warmUntil = performance.now() + 400;
@@ -122,11 +122,21 @@ async function child(): Promise<void> {
   process.exit(0);
 }
 
+/** What the loop drives: the engine, or the floor's in-process mutex. */
+interface TraceEngine {
+  readonly events: { on(event: 'acquired', fn: (e: { handedOver?: boolean }) => void): unknown };
+  acquire(
+    key: string,
+    options: { waitMs: number; leaseMs?: number },
+  ): Promise<{ release(): Promise<boolean> }>;
+  close(): Promise<unknown>;
+}
+
 /**
  * --floor: a FIFO mutex inside the process instead of the engine (no Redis lock at all, every grant
  * a "hand-off"): what the loop itself costs in one process, the floor under the engine's figures.
  */
-function floorEngine() {
+function floorEngine(): TraceEngine {
   let tail = Promise.resolve();
   const listeners: ((e: { handedOver?: boolean }) => void)[] = [];
   return {
