@@ -142,8 +142,9 @@ export class Waiter implements QueuedWaiter {
       this.wokenWhileJoining = false;
       this.wakeups.wake();
     }
-    // Directed wake-ups (the fair lock) name the waiter by its owner id.
-    if (this.call.directedWakeupSleepMs !== undefined) this.wakeups.owner = this.call.owner;
+    // Directed wake-ups name the waiter: the fair lock's by its owner id, a cohort kind's by its
+    // process (a cohort ending at its bound wakes only the process it reserved the lock for).
+    if (this.call.directedWakeupSleepMs !== undefined || this.req) this.wakeups.owner = this.call.owner;
     return true;
   }
 
