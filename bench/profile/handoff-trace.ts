@@ -10,12 +10,14 @@
  * The holds plus the gaps are the whole run, so the table says where every millisecond went.
  * Also per acquisition: Redis commands by name (INFO commandstats), client CPU, Redis CPU.
  *   node -r ts-node/register/transpile-only bench/profile/handoff-trace.ts \
- *     [--processes=4] [--callers=8] [--cs=0] [--ms=6000] [--lease=10000] [--lib=DIR] [--passes=N] [--json]
- *     [--before=DIR --rounds=6] [--floor]
+ *     [--processes=4] [--callers=8] [--cs=0] [--ms=6000] [--lease=10000] [--lib=DIR] [--passes=N] [--budget=MS] [--json]
+ *     [--before=DIR --rounds=6] [--sweep=passes:16,32,64 --rounds=4] [--floor]
  * --before=DIR: paired rounds of the tree at DIR (its lib/) and this one (or --lib), alternating, one
- * Redis; prints each round and the medians (issue 46's before/after).
- * --lib=DIR: another copy of lib/ (before/after); --passes: the cohort bound (engine option
- * `cohort.passes`, default the engine's); --prof=DIR: a CPU profile of each process over the measured
+ * Redis; prints each round and the medians (issue 46's before/after). --sweep=passes:16,32,64 (or
+ * budget:50,100): each value of one cohort bound once per round, rotated; medians of throughput and
+ * fairness per value (issue 46's throughput-against-bound curve).
+ * --lib=DIR: another copy of lib/ (before/after); --passes, --budget: the cohort bounds (engine options
+ * `cohort.passes` and `cohort.budgetMs`, default the engine's); --prof=DIR: a CPU profile of each process over the measured
  * part only (node:inspector; NODE_OPTIONS may not carry --cpu-prof), DIR/trace-<i>.cpuprofile, and
  * its holds (DIR/trace-<i>.holds.json), to tell its work while it holds from its work while it waits.
  */
@@ -37,6 +39,8 @@ const nowUs = (): number => Number(process.hrtime.bigint() / 1000n);
 
 /** One hold: when acquire() answered, when release() was called and when it answered (µs). */
 interface Hold {
+  /** µs from the acquire() call to its answer. */
+  wait: number;
   acq: number;
   rel: number;
   relDone: number;
@@ -61,6 +65,7 @@ async function child(): Promise<void> {
     leaseMs?: number;
     lib: string;
     passes?: number;
+    budgetMs?: number;
     prof: string;
     floor?: boolean;
   };
@@ -71,7 +76,12 @@ async function child(): Promise<void> {
     ? floorEngine()
     : createLockEngine({
         redis: url,
-        ...(cfg.passes !== undefined && { cohort: { passes: cfg.passes } }),
+        ...((cfg.passes !== undefined || cfg.budgetMs !== undefined) && {
+          cohort: {
+            ...(cfg.passes !== undefined && { passes: cfg.passes }),
+            ...(cfg.budgetMs !== undefined && { budgetMs: cfg.budgetMs }),
+          },
+        }),
       });
   let handed = false;
   engine.events.on('acquired', (e) => void (handed = e.handedOver === true));
@@ -93,13 +103,15 @@ async function child(): Promise<void> {
   const caller = async (): Promise<void> => {
     while (Date.now() < deadline) {
       let handle;
+      const asked = nowUs();
       try {
         handle = await engine.acquire('bench:trace:key', options);
       } catch {
         failures++;
         continue;
       }
-      const hold: Hold = { acq: nowUs(), rel: 0, relDone: 0, handed };
+      const acq = nowUs();
+      const hold: Hold = { wait: acq - asked, acq, rel: 0, relDone: 0, handed };
       const value = Number((await counter.get('bench:trace:counter')) ?? 0);
       if (cfg.csMs > 0) await new Promise((r) => setTimeout(r, cfg.csMs));
       await counter.set('bench:trace:counter', value + 1);
@@ -180,6 +192,7 @@ type TraceConfig = {
   leaseMs?: number;
   lib: string;
   passes?: number;
+  budgetMs?: number;
   prof: string;
   floor?: boolean;
 };
@@ -188,6 +201,7 @@ async function parent(): Promise<void> {
   const processes = Number(flag('processes', '4'));
   const lease = flag('lease', '');
   const passes = flag('passes', '');
+  const budget = flag('budget', '');
   const cfg: TraceConfig = {
     callers: Number(flag('callers', '8')),
     csMs: Number(flag('cs', '0')),
@@ -195,12 +209,15 @@ async function parent(): Promise<void> {
     leaseMs: lease ? Number(lease) : undefined,
     lib: flag('lib', ''),
     passes: passes ? Number(passes) : undefined,
+    budgetMs: budget ? Number(budget) : undefined,
     prof: flag('prof', '') && resolve(flag('prof', '')),
     floor: process.argv.includes('--floor'),
   };
   const target = await RedisTarget.open();
   try {
     const before = flag('before', '');
+    const sweep = flag('sweep', '');
+    if (sweep) return await runSweep(target, cfg, processes, sweep);
     if (!before) {
       print(await traceOnce(target, cfg, processes));
       return;
@@ -227,11 +244,6 @@ async function parent(): Promise<void> {
           `after ${a.acqPerSec} acq/s (${a.gaps['hand-off']!.meanUs} µs, ${a.clientCpuUsPerAcq} µs CPU): ${Math.round((100 * a.acqPerSec) / b.acqPerSec) / 100}×`,
       );
     }
-    const median = (list: number[]) => {
-      const sorted = [...list].sort((x, y) => x - y);
-      const mid = sorted.length >> 1;
-      return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-    };
     const col = (f: (s: Summary) => number) => ({
       before: median(rows.map((r) => f(r.before))),
       after: median(rows.map((r) => f(r.after))),
@@ -249,6 +261,8 @@ async function parent(): Promise<void> {
       'client CPU µs/acq': col((s) => s.clientCpuUsPerAcq),
       'Redis CPU µs/acq': col((s) => s.redisCpuUsPerAcq),
       'Redis cmds/acq': col((s) => s.cmdsPerAcq),
+      'wait p99 ms': col((s) => s.waitMs.p99),
+      'share dev %': col((s) => s.shareDevPct),
     };
     console.log(`medians over ${rounds} rounds (ratio: median of the per-round after/before):`);
     for (const [name, v] of Object.entries(table)) {
@@ -261,6 +275,53 @@ async function parent(): Promise<void> {
   } finally {
     await target.clean().catch(() => undefined);
     await target.close();
+  }
+}
+
+function median(list: number[]): number {
+  const sorted = [...list].sort((x, y) => x - y);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/**
+ * --sweep=passes:16,32,64 (or budget:50,100): the cohort bound against throughput and fairness, each
+ * value once per round in a rotated order, medians over the rounds (issue 46's curve).
+ */
+async function runSweep(
+  target: RedisTarget,
+  cfg: TraceConfig,
+  processes: number,
+  sweep: string,
+): Promise<void> {
+  const [name, list] = sweep.split(':');
+  if ((name !== 'passes' && name !== 'budget') || !list)
+    throw new Error('--sweep=passes:A,B,... or budget:A,B,...');
+  const values = list.split(',').map(Number);
+  const rounds = Number(flag('rounds', '4'));
+  const runs = new Map<number, Summary[]>(values.map((v) => [v, []]));
+  for (let i = 0; i < rounds; i++) {
+    for (let j = 0; j < values.length; j++) {
+      const v = values[(i + j) % values.length]!;
+      const at = name === 'passes' ? { passes: v } : { budgetMs: v };
+      runs.get(v)!.push(await traceOnce(target, { ...cfg, ...at }, processes));
+      await target.clean();
+    }
+    console.log(`round ${i + 1} of ${rounds} done`);
+  }
+  console.log(
+    `${runs.get(values[0]!)![0]!.config.replace(/, (passes|budget) [^,]*/, '')}: medians of ${rounds} rounds`,
+  );
+  console.log(
+    `| ${name} | acq/s | µs/acq | transfers/s | wait p50 ms | wait p99 ms | wait max ms | share dev % | longest run | Redis cmds/acq | client CPU µs/acq |`,
+  );
+  console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  for (const v of values) {
+    const rs = runs.get(v)!;
+    const m = (f: (s: Summary) => number) => r1(median(rs.map(f)));
+    console.log(
+      `| ${v} | ${m((s) => s.acqPerSec)} | ${m((s) => s.usPerAcq)} | ${m((s) => (s.gaps.transfer!.count * s.acqPerSec) / s.acquisitions)} | ${m((s) => s.waitMs.p50)} | ${m((s) => s.waitMs.p99)} | ${m((s) => s.waitMs.max)} | ${m((s) => s.shareDevPct)} | ${m((s) => s.longestRun)} | ${m((s) => s.cmdsPerAcq)} | ${m((s) => s.clientCpuUsPerAcq)} |`,
+    );
   }
 }
 
@@ -307,6 +368,10 @@ interface Summary {
   failures: number;
   usPerAcq: number;
   holdUs: { mean: number; p50: number; p99: number };
+  /** From the acquire() call to its answer, ms. */
+  waitMs: { p50: number; p99: number; max: number };
+  /** Largest deviation of a process' share of the acquisitions from an equal share, %. */
+  shareDevPct: number;
   gaps: Record<string, { count: number; meanUs: number; p50Us: number; p99Us: number; shareOfTime: number }>;
   releaseCallUs: { handOff: number; redis: number };
   cmdsPerAcq: number;
@@ -319,7 +384,7 @@ interface Summary {
 function summarize(
   reports: ChildReport[],
   redis: ReturnType<typeof RedisTarget.delta>,
-  cfg: { callers: number; csMs: number; ms: number; leaseMs?: number; passes?: number },
+  cfg: TraceConfig,
   processes: number,
 ): Summary {
   const all = reports
@@ -340,6 +405,7 @@ function summarize(
     longest = Math.max(longest, run);
   }
   const holdTimes = all.map((h) => h.rel - h.acq).sort((a, b) => a - b);
+  const waits = all.map((h) => h.wait).sort((a, b) => a - b);
   const totalUs = all.length > 1 ? all[n - 1]!.rel - all[0]!.acq : 1;
   const gapStats: Summary['gaps'] = {};
   for (const [cls, list] of Object.entries(gaps)) {
@@ -361,7 +427,7 @@ function summarize(
   for (const [name, calls] of Object.entries(redis.commands))
     cmdsByName[name] = Math.round((1000 * calls) / n) / 1000;
   return {
-    config: `${processes} × ${cfg.callers} callers, cs ${cfg.csMs} ms, ${cfg.leaseMs ? `leaseMs ${cfg.leaseMs}` : 'watchdog'}${cfg.passes !== undefined ? `, passes ${cfg.passes}` : ''}`,
+    config: `${processes} × ${cfg.callers} callers, cs ${cfg.csMs} ms, ${cfg.leaseMs ? `leaseMs ${cfg.leaseMs}` : 'watchdog'}${cfg.passes !== undefined ? `, passes ${cfg.passes}` : ''}${cfg.budgetMs !== undefined ? `, budget ${cfg.budgetMs} ms` : ''}`,
     acquisitions: n,
     acqPerSec: Math.round((n / span) * 1e6),
     perProcess: reports.map((r) => r.holds.length),
@@ -379,6 +445,12 @@ function summarize(
     clientCpuUsPerAcq: r1(reports.reduce((s, r) => s + r.cpuUs, 0) / n),
     redisCpuUsPerAcq: r1(redis.cpuMicros / n),
     longestRun: longest,
+    waitMs: {
+      p50: Math.round(pct(waits, 0.5) / 10) / 100,
+      p99: Math.round(pct(waits, 0.99) / 10) / 100,
+      max: Math.round(waits[waits.length - 1]! / 10) / 100,
+    },
+    shareDevPct: r1(Math.max(...reports.map((r) => Math.abs((100 * r.holds.length * processes) / n - 100)))),
   };
 }
 
@@ -388,7 +460,12 @@ function print(s: Summary): void {
     return;
   }
   console.log(`${s.config}: ${s.acquisitions} acquisitions, ${s.acqPerSec} acq/s, ${s.usPerAcq} µs each`);
-  console.log(`  per process ${s.perProcess.join('/')}, failures ${s.failures}, longest run ${s.longestRun}`);
+  console.log(
+    `  per process ${s.perProcess.join('/')} (share dev ${s.shareDevPct} %), failures ${s.failures}, longest run ${s.longestRun}`,
+  );
+  console.log(
+    `  wait (acquire() call → answer) p50 ${s.waitMs.p50} ms, p99 ${s.waitMs.p99}, max ${s.waitMs.max}`,
+  );
   console.log(
     `  hold (acquire answered → release called) mean ${s.holdUs.mean} µs, p50 ${s.holdUs.p50}, p99 ${s.holdUs.p99}`,
   );
