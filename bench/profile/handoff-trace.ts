@@ -55,20 +55,25 @@ interface ChildReport {
   failures: number;
 }
 
+/** One run's settings, passed to each child process as JSON (TRACE_CFG). */
+interface TraceConfig {
+  callers: number;
+  csMs: number;
+  ms: number;
+  leaseMs?: number;
+  /** Another copy of lib/ to load the engine from ('' for this tree's). */
+  lib: string;
+  passes?: number;
+  budgetMs?: number;
+  /** Folder for the CPU profiles ('' for none). */
+  prof: string;
+  floor?: boolean;
+}
+
 async function child(): Promise<void> {
   const url = process.env.TRACE_REDIS_URL!;
   const index = Number(process.env.TRACE_INDEX);
-  const cfg = JSON.parse(process.env.TRACE_CFG!) as {
-    callers: number;
-    csMs: number;
-    ms: number;
-    leaseMs?: number;
-    lib: string;
-    passes?: number;
-    budgetMs?: number;
-    prof: string;
-    floor?: boolean;
-  };
+  const cfg = JSON.parse(process.env.TRACE_CFG!) as TraceConfig;
   const { createLockEngine } = (await import(
     cfg.lib ? `${resolve(cfg.lib)}/core` : '../../lib/core'
   )) as typeof import('../../lib/core');
@@ -184,18 +189,6 @@ function pct(sorted: number[], p: number): number {
 }
 
 const r1 = (n: number): number => Math.round(n * 10) / 10;
-
-type TraceConfig = {
-  callers: number;
-  csMs: number;
-  ms: number;
-  leaseMs?: number;
-  lib: string;
-  passes?: number;
-  budgetMs?: number;
-  prof: string;
-  floor?: boolean;
-};
 
 async function parent(): Promise<void> {
   const processes = Number(flag('processes', '4'));
