@@ -42,15 +42,16 @@ describe('LocalWaitQueues', () => {
     c.leave(false);
   });
 
-  it('ends a turn on abort or when its time runs out', async () => {
+  it('ends a turn when interrupted (an abort) or when its time runs out', async () => {
     const queues = new LocalWaitQueues(nodeRuntime);
     const a = queues.enter('L', true);
     const b = queues.enter('L', true);
-    const controller = new AbortController();
-    const aborted = b.turn(10_000, controller.signal);
-    controller.abort();
-    expect(await aborted).toBe(false);
+    const interrupted = b.turn(10_000);
+    b.interrupt();
+    expect(await interrupted).toBe(false);
+    expect(nodeRuntime.deadlines.size).toBe(0);
     expect(await b.turn(1)).toBe(false);
+    expect(nodeRuntime.deadlines.size).toBe(0);
     b.leave(false);
     a.leave(false);
   });

@@ -132,7 +132,13 @@ export class HeldLocks implements GrantKeeper {
           ? 0
           : grant.grantedAt + grant.options.minHoldMs - this.runtime.now();
       if (keepMs >= 1) return this.keepUntilMinHold(grant, base, keepMs);
-      if (holdId === grant.cohortHoldId && this.handOff(grant)) return true;
+      if (holdId === grant.cohortHoldId && this.handOff(grant)) {
+        // Handed over: the successor's resumption is the lock's critical path, the releaser's is
+        // not. Answering on the next turn lets the successor run (and send its first command) before
+        // the releaser's code goes on, often straight into another acquire of the same lock (issue 46).
+        await this.runtime.nextTurn();
+        return true;
+      }
     }
     // A cohort that ended at its bound (handOff set yieldOnEnd) lets the other processes' waiters go first.
     const hold: HoldRef =

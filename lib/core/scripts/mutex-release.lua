@@ -2,7 +2,8 @@
 -- wakes the waiters: when one marked this grant (' w' or `w`, mutex-acquire.lua); for the fair lock
 -- (ARGV[5] = '1', KEYS[2] = its queue) only the queue's head, by a message '@' .. its owner id. A cohort
 -- that ended at its bound (ARGV[6] = its process) reserves the lock for the process that has waited
--- longest, for ARGV[7] ms: the key stays as { x = '+' .. that process }, which every other owner finds busy.
+-- longest, for ARGV[7] ms: the key stays as { x = '+' .. that process }, which every other owner finds busy,
+-- and only that process is woken ('@' .. its id).
 -- KEYS[1] lock (a string of one hold, or a hash)   KEYS[2] waiters zset (the fair lock: its queue)
 -- ARGV[1] owner id   ARGV[2] hold id
 -- Optional, in order (the common call leaves them out): ARGV[3] wake-up channel (absent or '': KEYS[1]
@@ -38,6 +39,12 @@ local function wake(marked, unmarkable)
       redis.call('PEXPIRE', lock, ARGV[7])
       -- Reserved once: a live process records itself again if it still waits, a dead one is forgotten.
       redis.call('ZREM', KEYS[2], next)
+      -- Only that process can take the lock now: a directed wake-up ('@' .. its id) wakes its waiters
+      -- alone. Every other waiter would find the reservation busy, and could neither mark it nor
+      -- record itself anew (it is in the zset already); it waits for its own turn or its backoff.
+      -- Waiters that do not name themselves (other kinds, earlier versions) hear it as any message.
+      publish('@' .. next)
+      return 1
     end
   end
   if marked or (waiting and #waiting > 0) then publish('released') end

@@ -1,4 +1,5 @@
 import type { LocalWaiters, Successor } from '../grant/held-locks';
+import type { Deadline } from '../runtime/deadlines';
 import type { Runtime } from '../runtime/runtime';
 import { SmallMap } from '../runtime/small-collections';
 
@@ -118,11 +119,14 @@ class KeyQueue {
   }
 }
 
-/** A waiter's place in its local queue. */
-export class Ticket {
+/**
+ * A waiter's place in its local queue. A wait for its turn is bounded by a deadline on the runtime's
+ * one heap (it is that Deadline itself), not by a timer of its own: most turns come long before it.
+ */
+export class Ticket implements Deadline {
   private head = false;
   private attemptNow = false;
-  private onTurn?: () => void;
+  private onTurn?: (reached: boolean) => void;
   /** The waiter holding this place, when it takes hand-offs from a local holder (cohort kinds). */
   waiter?: QueuedWaiter;
   /** @internal Links of the queue's list. */
@@ -131,6 +135,12 @@ export class Ticket {
   next?: Ticket;
   /** @internal True while in its queue. */
   queued = false;
+  /** @internal The deadline of the turn awaited (Deadline). */
+  at = Infinity;
+  /** @internal */
+  slot = -1;
+  /** The caller awaits its turn: the deadline keeps the process alive. */
+  readonly keepsAlive = true;
 
   constructor(
     readonly exclusive: boolean,
@@ -150,28 +160,29 @@ export class Ticket {
     return now;
   }
 
-  /** Resolves true when this ticket reaches the head, false after `ms` or on abort. */
-  turn(ms: number, signal?: AbortSignal): Promise<boolean> {
+  /** Resolves true when this ticket reaches the head, false after `ms` or on interrupt(). */
+  turn(ms: number): Promise<boolean> {
     if (this.head) return Promise.resolve(true);
-    if (signal?.aborted) return Promise.resolve(false);
     return new Promise<boolean>((resolve) => {
-      const finish = (reached: boolean) => {
-        timer.cancel();
-        signal?.removeEventListener('abort', onAbort);
-        this.onTurn = undefined;
-        resolve(reached);
-      };
-      const onAbort = () => finish(false);
-      // The caller awaits this turn: its timer keeps the process alive.
-      const timer = this.queues.runtime.setTimer(() => finish(false), ms, true);
-      signal?.addEventListener('abort', onAbort, { once: true });
-      this.onTurn = () => finish(true);
+      this.onTurn = resolve;
+      this.at = this.queues.runtime.now() + ms;
+      this.queues.runtime.deadlines.schedule(this);
     });
+  }
+
+  /** Ends a wait for the turn now, as not reached (the caller's abort, or close()). */
+  interrupt(): void {
+    this.endTurn(false);
+  }
+
+  /** @internal The turn's deadline passed (Deadline). */
+  expire(): void {
+    this.endTurn(false);
   }
 
   /** Leaves the queue; `acquired` tells the next head whether the lock was just taken. */
   leave(acquired: boolean): void {
-    this.onTurn = undefined;
+    this.endTurn(false);
     this.waiter = undefined;
     this.queues.remove(this.lockName, this, acquired);
   }
@@ -180,6 +191,14 @@ export class Ticket {
   promote(attemptNow: boolean): void {
     this.head = true;
     this.attemptNow = attemptNow;
-    this.onTurn?.();
+    this.endTurn(true);
+  }
+
+  private endTurn(reached: boolean): void {
+    const resolve = this.onTurn;
+    if (!resolve) return;
+    this.onTurn = undefined;
+    this.queues.runtime.deadlines.remove(this);
+    resolve(reached);
   }
 }

@@ -5,7 +5,7 @@ import type { LockKeyNames } from '../kinds/key-space';
 import type { LockKind } from '../kinds/lock-kind';
 import type { LockOptions } from '../options/lock-options';
 import { withDeadline } from '../runtime/with-deadline';
-import { linkSignals } from './abort';
+import { watchAborts } from './abort';
 import type { AcquisitionContext } from './acquisition-context';
 import type { QueuedWaiter, Ticket } from './local-wait-queues';
 import type { Wakeups } from './wakeup-hub';
@@ -50,9 +50,11 @@ export class Waiter implements QueuedWaiter {
   /** The busy holder's remaining lease from the latest attempt (ms); -1 when unknown. */
   retryAfterMs = -1;
   private readonly deadline: number;
-  // The linked signal (an AbortController and two listeners) is built only when the call has to
-  // sleep; a first attempt that wins never pays for it.
-  private link?: { signal: AbortSignal; unlink: () => void };
+  // The caller's signal and close() are watched only once the call has to wait (one fan-out entry
+  // each, no AbortController: see watchAborts); a first attempt that wins never pays for it.
+  private unwatch?: () => void;
+  /** The ticket whose turn this waiter awaits now: an abort ends that wait (interrupt). */
+  private awaitedTurn?: Ticket;
   private wakeups?: Wakeups;
   /** wake() came while no channel was joined: delivered by join(). */
   private wokenWhileJoining = false;
@@ -102,8 +104,15 @@ export class Waiter implements QueuedWaiter {
     else this.wokenWhileJoining = true;
   }
 
-  private waitSignal(): AbortSignal {
-    return (this.link ??= linkSignals(this.call.options.signal, this.ctx.closing)).signal;
+  /** From now on an abort (the caller's signal, or close()) ends whichever wait this waiter is in. */
+  private watchAborts(): void {
+    this.unwatch ??= watchAborts(this.call.options.signal, this.ctx.closing, () => this.interrupt());
+  }
+
+  /** Aborted: ends the sleep (as a wake-up: sleep() then reports the abort) or the wait for the turn. */
+  private interrupt(): void {
+    this.wake();
+    this.awaitedTurn?.interrupt();
   }
 
   /**
@@ -133,8 +142,9 @@ export class Waiter implements QueuedWaiter {
       this.wokenWhileJoining = false;
       this.wakeups.wake();
     }
-    // Directed wake-ups (the fair lock) name the waiter by its owner id.
-    if (this.call.directedWakeupSleepMs !== undefined) this.wakeups.owner = this.call.owner;
+    // Directed wake-ups name the waiter: the fair lock's by its owner id, a cohort kind's by its
+    // process (a cohort ending at its bound wakes only the process it reserved the lock for).
+    if (this.call.directedWakeupSleepMs !== undefined || this.req) this.wakeups.owner = this.call.owner;
     return true;
   }
 
@@ -144,9 +154,12 @@ export class Waiter implements QueuedWaiter {
     channel: string,
   ): Promise<'attempt-now' | 'sleep' | 'timeout' | 'aborted'> {
     if (!(await this.join(channel))) return 'timeout';
-    if (!(await ticket.turn(Math.max(0, this.remaining()), this.waitSignal()))) {
-      return this.aborted() ? 'aborted' : 'timeout';
-    }
+    this.watchAborts();
+    if (this.aborted()) return 'aborted';
+    this.awaitedTurn = ticket;
+    const reached = await ticket.turn(Math.max(0, this.remaining()));
+    this.awaitedTurn = undefined;
+    if (!reached) return this.aborted() ? 'aborted' : 'timeout';
     this.backoffMs = this.ctx.backoff.initialMs;
     if (ticket.takeAttemptNow()) return 'attempt-now';
     // Promoted because the predecessor just won: wake-ups seen before that are stale.
@@ -168,7 +181,9 @@ export class Waiter implements QueuedWaiter {
     const directed = this.wakeups.subscribed ? this.call.directedWakeupSleepMs : undefined;
     const step = directed ?? (this.req && this.wakeups.subscribed ? this.ctx.backoff.maxMs : this.backoffMs);
     const ms = Math.max(1, Math.min(step, holderLeft, this.remaining()));
-    await this.wakeups.wait(ms, this.waitSignal());
+    this.watchAborts();
+    if (this.aborted()) return 'aborted';
+    await this.wakeups.wait(ms);
     this.backoffMs = Math.min(this.backoffMs * 2, this.ctx.backoff.maxMs);
     return this.aborted() ? 'aborted' : 'woken';
   }
@@ -248,7 +263,7 @@ export class Waiter implements QueuedWaiter {
 
   /** Removes the linked signal's listeners and leaves the channel. */
   leave(): void {
-    this.link?.unlink();
+    this.unwatch?.();
     this.wakeups?.leave();
   }
 

@@ -3,6 +3,7 @@ import { IoredisSubscriber, type IoredisClient } from '../redis/adapters/ioredis
 import { answers, askNodes } from '../redis/node-fanout';
 import type { RedisClient } from '../redis/redis-client';
 import type { WakeupSubscriber } from '../redis/redis-door';
+import type { Deadline } from '../runtime/deadlines';
 import type { Runtime } from '../runtime/runtime';
 import { withDeadline } from '../runtime/with-deadline';
 
@@ -315,13 +316,23 @@ interface Subscription {
   ask(): void;
 }
 
-/** One waiter's view of a channel: `wait()` returns on a message, the timeout, or an abort. */
-export class Wakeups {
+/**
+ * One waiter's view of a channel: `wait()` returns on a message (or wake()) or at its timeout, a
+ * deadline on the runtime's one heap (it is that Deadline itself) rather than a timer of its own: a
+ * hand-off or a release message usually ends the wait long before it.
+ */
+export class Wakeups implements Deadline {
   private pending = false;
   private resolveWait?: () => void;
 
   /** The waiter's owner id, for directed wake-ups (`@<owner>`); set by kinds that use them. */
   owner?: string;
+  /** @internal The deadline of the wait in progress (Deadline). */
+  at = Infinity;
+  /** @internal */
+  slot = -1;
+  /** The waiter awaits this sleep: its deadline keeps the process alive. */
+  readonly keepsAlive = true;
 
   constructor(
     private readonly runtime: Runtime,
@@ -337,25 +348,20 @@ export class Wakeups {
     return this.subscription?.confirmed() ?? true;
   }
 
-  /** Resolves at the next wake-up (or at once if one arrived since the last wait), after `ms`, or on abort. */
-  wait(ms: number, signal?: AbortSignal): Promise<void> {
-    if (this.pending || signal?.aborted) {
+  /**
+   * Resolves at the next wake-up (or at once if one arrived since the last wait) or after `ms`. An
+   * abort reaches it as a wake-up (Waiter.interrupt).
+   */
+  wait(ms: number): Promise<void> {
+    if (this.pending) {
       this.pending = false;
       return Promise.resolve();
     }
     if (!this.subscribed) this.subscription!.ask();
     return new Promise<void>((resolve) => {
-      const done = () => {
-        timer.cancel();
-        signal?.removeEventListener('abort', done);
-        this.resolveWait = undefined;
-        this.pending = false;
-        resolve();
-      };
-      // The waiter awaits this sleep: its timer keeps the process alive.
-      const timer = this.runtime.setTimer(done, ms, true);
-      signal?.addEventListener('abort', done, { once: true });
-      this.resolveWait = done;
+      this.resolveWait = resolve;
+      this.at = this.runtime.now() + ms;
+      this.runtime.deadlines.schedule(this);
     });
   }
 
@@ -367,12 +373,26 @@ export class Wakeups {
   /** Marks a wake-up; ends a wait in progress. */
   wake(): void {
     this.pending = true;
-    this.resolveWait?.();
+    this.endWait();
+  }
+
+  /** @internal The wait's time ran out (Deadline). */
+  expire(): void {
+    this.endWait();
   }
 
   /** Leaves the channel (unsubscribes when this was the last local waiter). */
   leave(): void {
     this.wake();
     this.onLeave();
+  }
+
+  private endWait(): void {
+    const resolve = this.resolveWait;
+    if (!resolve) return;
+    this.resolveWait = undefined;
+    this.runtime.deadlines.remove(this);
+    this.pending = false;
+    resolve();
   }
 }

@@ -3,8 +3,9 @@ import { isError, pcall, ScriptPort, tonumber } from './lua';
 
 /**
  * mutex-release.lua (the mutex and the fair lock's holder): release one hold; the last one deletes
- * the lock, reserves it for the longest waiting process when a cohort ended at its bound, and wakes
- * the waiters when one marked the grant (the fair lock: only its queue's head, by '@' .. its entry).
+ * the lock, reserves it for the longest waiting process when a cohort ended at its bound (and wakes
+ * that process alone, by '@' .. its id), and wakes the waiters when one marked the grant (the fair
+ * lock: only its queue's head, by '@' .. its entry).
  */
 export const mutexRelease: ScriptPort = (redis, KEYS, ARGV) => {
   // ARGV[3..7] are optional (left out when they hold their defaults): see mutex-release.lua.
@@ -31,6 +32,9 @@ export const mutexRelease: ScriptPort = (redis, KEYS, ARGV) => {
         redis.pexpire(lock, ARGV[7]!);
         // Reserved once: a live process records itself again if it still waits, a dead one is forgotten.
         redis.zrem(KEYS[2]!, next);
+        // Only that process can take it now: a directed wake-up wakes its waiters alone.
+        publish('@' + next);
+        return 1;
       }
     }
     if (marked || waiting.length > 0) publish('released');
