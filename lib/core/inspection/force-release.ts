@@ -171,22 +171,23 @@ export class ForceRelease {
    * taken: asked by an acquire about to hand the grant out, which then goes on as busy instead.
    */
   takeEarly(owner: string, lock: string): boolean {
-    if (this.early.size === 0) return false;
-    const name = `${owner} ${lock}`;
-    const early = this.early.get(name);
-    if (!early) return false;
-    this.early.delete(name);
-    return early.until > this.deps.runtime.now();
+    return this.take(owner, lock) !== undefined;
   }
 
   /** A new grant of this engine: ended at once when a force release named it before it arrived. */
   onGrant(grant: LockGrant): void {
-    if (this.early.size === 0) return;
-    const name = `${grant.owner} ${grant.names.lock}`;
+    const cause = this.take(grant.owner, grant.names.lock);
+    if (cause) grant.lose('force-released', cause);
+  }
+
+  /** Takes the early notice naming owner id on lock: its cause while it is kept, else undefined. */
+  private take(owner: string, lock: string): Error | undefined {
+    if (this.early.size === 0) return undefined;
+    const name = `${owner} ${lock}`;
     const early = this.early.get(name);
-    if (!early) return;
+    if (!early) return undefined;
     this.early.delete(name);
-    if (early.until > this.deps.runtime.now()) grant.lose('force-released', early.cause);
+    return early.until > this.deps.runtime.now() ? early.cause : undefined;
   }
 }
 

@@ -365,15 +365,15 @@ async function endConnection(client: NodeRedisLike, connecting: Promise<unknown>
   // connections afterwards all the same, and nothing closes them (node-redis 5 and 6; a v5 Cluster
   // has no isReady to tell). A connect that can finish is given a moment to (Redis up: milliseconds;
   // one that finished long ago: none), then closed like any other.
-  let connected = false;
+  let ended = false;
   const settled = connecting.then(
-    () => (connected = true),
-    () => (connected = true),
+    () => (ended = true),
+    () => (ended = true),
   );
   await withDeadline(nodeRuntime, settled, 1000).catch(() => undefined);
   // A connect that outlasts the wait (a starved machine: a CI run at load 10 left a Cluster
   // subscriber's socket open after close()) opens its nodes' connections when it ends: destroyed then.
-  if (!connected) void settled.then(() => destroyQuietly(client));
+  if (!ended) void settled.then(() => destroyQuietly(client));
   if (!client.isOpen) return;
   // Not ready (still connecting, or reconnecting): nothing to say goodbye to, destroyed below.
   if (client.isReady !== false) {
