@@ -1,6 +1,8 @@
 /**
  * How big each part of one run is. `full` took 6–8 minutes on a 2-core machine with one HTTP pass of
- * 2,000 requests per app and stock; its paired rounds now run 6× as many requests. `quick` ≈ 1.5–2.5 minutes.
+ * 2,000 requests per app and stock; its paired rounds now run 6× as many requests (947 s on 2026-11-29,
+ * with the uncontended paired rounds), and the paired contention rounds add about 2.5 minutes by their
+ * numbers below. `quick` ≈ 1.5–2.5 minutes.
  */
 export interface BenchProfile {
   name: 'full' | 'quick';

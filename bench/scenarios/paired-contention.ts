@@ -59,6 +59,7 @@ export async function runPairedContention(
     `\n[contention, paired] ${c.pairedRounds} rounds of ${c.pairedMs} ms per row and critical section: ` +
       plan.map((p) => `cs=${p.csMs}ms ${[...ours, ...p.references].join(', ')}`).join('; '),
   );
+  const started = Date.now();
   await target.clean();
   const spawned = libraries.map((id) => ({ id, workers: spawnLibWorkers(id, c.processes, target) }));
   const running = new Map<LibraryId, { workers: LibWorker[]; name: string }>();
@@ -155,6 +156,7 @@ export async function runPairedContention(
         await stopAll(workers);
       }
     }
+    log(`  paired contention: ${Math.round((Date.now() - started) / 1000)} s, worker start-up included`);
     return out;
   } finally {
     await stopAll(spawned.map((s) => s.workers).flat());
