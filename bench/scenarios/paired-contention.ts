@@ -19,8 +19,8 @@ type RowId = LibraryId | typeof SERIAL;
 /**
  * The references of our rows at `csMs` in the paired rounds: from 1 ms on, the critical section run
  * serially (issue 46's ceiling); below, the `count` fastest peers of the round-robin part of this run.
- * More than one peer, because the two fastest rows are often one library's two lease paths, and the
- * round-robin order is what the rounds are there to correct.
+ * More than one peer: the two fastest rows are often one library's two lease paths, and the
+ * round-robin ranking carries the very noise the rounds are there to correct.
  */
 export function pairedReferences(libraries: LibraryFigures[], csMs: number, count: number): RowId[] {
   if (csMs >= 1) return [SERIAL];
