@@ -1,6 +1,8 @@
 /**
  * How big each part of one run is. `full` took 6–8 minutes on a 2-core machine with one HTTP pass of
- * 2,000 requests per app and stock; its paired rounds now run 6× as many requests. `quick` ≈ 1.5–2.5 minutes.
+ * 2,000 requests per app and stock; its paired rounds now run 6× as many requests (947 s on 2026-11-29,
+ * with the uncontended paired rounds), and the paired contention rounds add about 2.5 minutes by their
+ * numbers below. `quick` ≈ 1.5–2.5 minutes.
  */
 export interface BenchProfile {
   name: 'full' | 'quick';
@@ -26,6 +28,17 @@ export interface BenchProfile {
     csMs: number[];
     durationMs: number;
     target: number;
+    /**
+     * Issue 46's contention rows, paired: after the round-robin runs (one library after another, so
+     * the load between rows decides; two runs of one tree gave 1.51× and 0.85× the best peer at
+     * 0 ms), this many rounds per critical-section length run our engine's two rows and their
+     * references back to back (`pairedMs` each, no stop at `target`, the order rotated every round):
+     * the `pairedPeers` fastest peers of the round-robin part under 1 ms, the critical section run
+     * serially from 1 ms on. Each ratio is taken within its round.
+     */
+    pairedRounds: number;
+    pairedMs: number;
+    pairedPeers: number;
   };
   scale: { heldSteps: number[]; watchdogLeaseMs: number; waiters: number; waiterKeys: number };
   /** Floods: this many waiters on one key in one process, giving up after `waitMs`. */
@@ -60,7 +73,16 @@ export const FULL: BenchProfile = {
     pairedRounds: 9,
     pairedMs: 1_000,
   },
-  contention: { processes: 4, callersPerProcess: 8, csMs: [0, 2], durationMs: 8_000, target: 6_000 },
+  contention: {
+    processes: 4,
+    callersPerProcess: 8,
+    csMs: [0, 2],
+    durationMs: 8_000,
+    target: 6_000,
+    pairedRounds: 5,
+    pairedMs: 3_000,
+    pairedPeers: 3,
+  },
   scale: { heldSteps: [1, 1_000, 10_000, 100_000], watchdogLeaseMs: 3_000, waiters: 10_000, waiterKeys: 100 },
   flood: { waiters: 100_000, waitMs: 3_000 },
   http: { connections: 200, requests: 2_000, rounds: 6, stockShares: [1, 0.5] },
@@ -78,7 +100,16 @@ export const QUICK: BenchProfile = {
     pairedRounds: 2,
     pairedMs: 200,
   },
-  contention: { processes: 4, callersPerProcess: 8, csMs: [0, 2], durationMs: 1_200, target: 300 },
+  contention: {
+    processes: 4,
+    callersPerProcess: 8,
+    csMs: [0, 2],
+    durationMs: 1_200,
+    target: 300,
+    pairedRounds: 2,
+    pairedMs: 400,
+    pairedPeers: 2,
+  },
   scale: { heldSteps: [1, 1_000, 10_000], watchdogLeaseMs: 1_500, waiters: 1_000, waiterKeys: 100 },
   flood: { waiters: 10_000, waitMs: 1_000 },
   http: { connections: 50, requests: 200, rounds: 2, stockShares: [1, 0.5] },

@@ -40,6 +40,7 @@ import type { BenchResults } from './report/results';
 import { runHttp } from './scenarios/http';
 import { meanFloor, runCriticalSectionFloor, type FloorFigures } from './scenarios/critical-section-floor';
 import { runContentionSuite, runUncontendedRounds } from './scenarios/lock-suite';
+import { pairedReferences, runPairedContention } from './scenarios/paired-contention';
 import { runFlood } from './scenarios/flood';
 import { runScale } from './scenarios/scale';
 
@@ -174,6 +175,22 @@ async function main(): Promise<void> {
       log(
         `\n[floor] critical section alone: ${results.floor.map((f) => `cs=${f.csMs}ms ${f.acqPerSec} acq/s, ${f.cpuUsPerAcq} µs Redis CPU/acq (${f.runs?.join(' / ')})`).join(', ')}`,
       );
+      // Issue 46's contention rows, paired, against the peers the round-robin part found fastest.
+      try {
+        results.contentionPaired = await runPairedContention(
+          target,
+          profile,
+          log,
+          [OURS, OURS_LEASE].filter((id) =>
+            results.libraries.some((l) => l.id === id && l.contention.length),
+          ),
+          (csMs) => pairedReferences(results.libraries, csMs, profile.contention.pairedPeers),
+        );
+      } catch (err) {
+        log(
+          `  paired contention not measured: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`,
+        );
+      }
     }
     if (parts.has('scale')) {
       log('\n[scale] nestjs-distributed-lock');

@@ -1,6 +1,7 @@
 import type { LibraryId } from '../adapters';
 import type { HttpFigures } from '../scenarios/http';
 import type { FloorFigures } from '../scenarios/critical-section-floor';
+import type { PairedContention } from '../scenarios/figures';
 import type { LibraryFigures } from '../scenarios/lock-suite';
 
 /** One held-locks step of the scale scenario (see worker/scale-worker.ts). */
@@ -72,6 +73,11 @@ export interface BenchResults {
   libraries: LibraryFigures[];
   /** Redis CPU of the critical section alone (in-process mutex, no lock commands). */
   floor?: FloorFigures[];
+  /**
+   * Issue 46's contention rows from paired rounds (bench/scenarios/paired-contention.ts), one entry
+   * per critical-section length; absent in runs saved before them.
+   */
+  contentionPaired?: PairedContention[];
   scale?: { held: HeldStep[]; waiters?: WaitersStep };
   /** Floods of waiters on one key (bench/scenarios/flood.ts). */
   flood?: FloodFigures;

@@ -2,6 +2,7 @@ import type { BenchResults } from './results';
 import { shareDeviation } from '../scenarios/figures';
 import { round } from '../stats';
 import { table } from './markdown-table';
+import { renderPairedContention } from './paired-contention-table';
 import { renderScaleHttpAndTargets } from './scale-http-targets-tables';
 
 /** Every table of a run, as Markdown sections. */
@@ -121,6 +122,7 @@ export function renderTables(r: BenchResults): string {
         'events). The last row runs the same critical sections one at a time with no ' +
         "Redis lock at all: the part of every library's Redis CPU that no lock can remove.",
     );
+    out.push(...renderPairedContention(r));
   }
   out.push(...renderScaleHttpAndTargets(r));
   return out.join('\n');

@@ -13,7 +13,13 @@ import {
 } from '../adapters';
 import { HTTP_CEILING, HTTP_OURS, HTTP_OURS_LEASE } from '../http/seckill-bench-config';
 import type { HttpFigures } from '../scenarios/http';
-import { shareDeviation } from '../scenarios/figures';
+import {
+  contentionPeers,
+  pairedContentionRatio,
+  SERIAL,
+  shareDeviation,
+  type PairedContention,
+} from '../scenarios/figures';
 import type { ContentionFigures, LibraryFigures, UncontendedFigures } from '../scenarios/lock-suite';
 import { round, type PairedRatio } from '../stats';
 import type { BenchResults, TargetResult } from './results';
@@ -77,10 +83,13 @@ function best<T>(runs: Named<T>[], pick: (r: T) => number, better: Better): Name
  * under contention the fixed lease vs the watchdog path, both vs the best peer (throughput, Redis
  * CPU, wait p99), fairness bounds; `fair: true` vs the default mutex; HTTP (with and without
  * leaseMs) vs the in-process-mutex ceiling; zero lost updates everywhere. A target whose reference
- * was not measured is left out.
+ * was not measured is left out. Issue 46's ratios read paired rounds when the run has them:
+ * uncontended vs raw (`vsRaw`); contention acquisitions/s vs the best peer (under 1 ms), vs the serial
+ * section and fixed lease vs watchdog (`contentionPaired`). The other contention targets (Redis CPU,
+ * wait p99, fairness, registry overhead, the best peer from 1 ms on) read the round-robin part.
  */
 export function evaluateTargets(
-  results: Pick<BenchResults, 'libraries' | 'http' | 'floor'>,
+  results: Pick<BenchResults, 'libraries' | 'http' | 'floor' | 'contentionPaired'>,
   oursId: LibraryId = OURS,
 ): TargetResult[] {
   const out: TargetResult[] = [];
@@ -180,11 +189,9 @@ export function evaluateTargets(
   for (const row of engineRows) {
     for (const c of row.contention) {
       // A peer that gave up on acquisitions or lost updates is not a "best peer" for any figure.
-      const peerRuns = peers
-        .map((p) => ({ name: p.name, run: p.contention.find((x) => x.csMs === c.csMs) }))
-        .filter((p): p is Named<ContentionFigures> => p.run !== undefined)
-        .filter((p) => p.run.failed === 0 && p.run.lostUpdates === 0);
+      const peerRuns: Named<ContentionFigures>[] = contentionPeers(results.libraries, c.csMs);
       if (!peerRuns.length) continue;
+      const paired = results.contentionPaired?.find((p) => p.csMs === c.csMs);
       const tputGoal = GOALS.throughputVsBestPeer[c.csMs] ?? 1;
       const tput = best(peerRuns, (r) => r.acqPerSec, 'higher');
       const tputRow = compare(
@@ -198,17 +205,23 @@ export function evaluateTargets(
       // For reading the figure: the critical sections one after another in one process, no lock at all.
       const ceiling = results.floor?.find((f) => f.csMs === c.csMs)?.acqPerSec;
       if (ceiling !== undefined) tputRow.detail += `; the critical section alone runs ${ceiling}/s`;
-      out.push(tputRow);
+      out.push(pairedVsBestPeer(tputRow, paired, row.id, tputGoal));
       // With a critical section of its own, the section run serially is the ceiling (issue 46).
       if (ceiling !== undefined && c.csMs >= 1) {
         out.push(
-          compare(
-            `contention ${c.csMs} ms, ${row.name}: acquisitions/s ≥ ${GOALS.throughputVsCeiling}× the critical section run serially`,
-            c.acqPerSec,
-            ceiling,
+          withPaired(
+            compare(
+              `contention ${c.csMs} ms, ${row.name}: acquisitions/s ≥ ${GOALS.throughputVsCeiling}× the critical section run serially`,
+              c.acqPerSec,
+              ceiling,
+              'higher',
+              GOALS.throughputVsCeiling,
+              'serial ceiling',
+            ),
+            paired && pairedContentionRatio(paired, row.id, SERIAL),
             'higher',
             GOALS.throughputVsCeiling,
-            'serial ceiling',
+            { against: 'the serial section', unpaired: 'round-robin part' },
           ),
         );
       }
@@ -253,7 +266,17 @@ export function evaluateTargets(
       );
       if (c.handOffsPerAcq !== undefined)
         row.detail += `; hand-offs/acq ${c.handOffsPerAcq} vs ${w.handOffsPerAcq}`;
-      out.push(row);
+      // Both paths run in every paired round too: their ratio within a round, when there is one.
+      const paired = results.contentionPaired?.find((p) => p.csMs === c.csMs);
+      out.push(
+        withPaired(
+          row,
+          paired && pairedContentionRatio(paired, fixed.id, ours.id),
+          'higher',
+          GOALS.fixedVsWatchdog,
+          { unpaired: 'round-robin part' },
+        ),
+      );
     }
   }
   for (const row of engineRows) for (const c of row.contention) out.push(...fairness(c, row.name));
@@ -283,7 +306,7 @@ export function evaluateTargets(
   const bare = results.libraries.find((l) => l.id === NO_REGISTRY);
   if (ours && bare && oursId === OURS) out.push(...registryOverhead(ours, bare));
   if (oursId === OURS) out.push(...httpVsCeiling(results.http ?? []));
-  if (oursId === OURS) out.push(lostUpdates(results.libraries, results.http));
+  if (oursId === OURS) out.push(lostUpdates(results.libraries, results.http, results.contentionPaired));
   return out;
 }
 
@@ -422,14 +445,16 @@ function compare(
 }
 
 /**
- * A target judged by a ratio taken round by round (paired rounds) instead of the median trials' ratio:
- * its verdict and ratio are the rounds' median; the detail keeps the trials' figures and adds the spread.
+ * A target judged by a ratio taken round by round (paired rounds) instead of the ratio of the
+ * unpaired figures: its verdict and ratio are the rounds' median; the detail keeps the unpaired
+ * figures (`unpaired` names where they come from) and adds the spread.
  */
 function withPaired(
   row: TargetResult,
   paired: PairedRatio | undefined,
   better: Better,
   goalRatio: number,
+  labels: { against?: string; unpaired?: string } = {},
 ): TargetResult {
   if (!paired) return row;
   const pass = better === 'higher' ? paired.median >= goalRatio : paired.median <= goalRatio;
@@ -438,16 +463,53 @@ function withPaired(
     ratio: paired.median,
     pass,
     detail:
-      `median of ${paired.rounds} paired rounds ${paired.median}× (${paired.min}–${paired.max}; goal ` +
-      `${better === 'higher' ? '≥' : '≤'} ${goalRatio}×); median trials: ${(row.detail ?? '').replace(/ \(goal .*\)$/, '')}`,
+      `median of ${paired.rounds} paired rounds ${paired.median}×${labels.against ? ` against ${labels.against}` : ''} ` +
+      `(${paired.min}–${paired.max}; goal ${better === 'higher' ? '≥' : '≤'} ${goalRatio}×); ` +
+      `${labels.unpaired ?? 'median trials'}: ${(row.detail ?? '').replace(/ \(goal [^)]*\)/, '')}`,
   };
 }
 
-function lostUpdates(libraries: LibraryFigures[], http: BenchResults['http']): TargetResult {
+/**
+ * Contention acquisitions/s against the best peer, from the paired rounds when the run has them: the
+ * best peer is then the paired peer our row's median ratio is lowest against (the others' medians in
+ * the detail). A run without them keeps the round-robin part's best peer.
+ */
+function pairedVsBestPeer(
+  row: TargetResult,
+  paired: PairedContention | undefined,
+  oursId: LibraryId,
+  goalRatio: number,
+): TargetResult {
+  const vsPeers = (paired?.rows ?? [])
+    .filter((r) => r.id !== SERIAL && r.id !== RAW && !OUR_ROWS.includes(r.id))
+    .map((r) => ({ name: r.name, ratio: pairedContentionRatio(paired!, oursId, r.id) }))
+    .filter((p): p is { name: string; ratio: PairedRatio } => p.ratio !== undefined)
+    .sort((a, b) => a.ratio.median - b.ratio.median);
+  const top = vsPeers[0];
+  if (!top) return row;
+  const judged = withPaired(row, top.ratio, 'higher', goalRatio, {
+    against: top.name,
+    unpaired: 'round-robin part',
+  });
+  const others = vsPeers.slice(1).map((p) => `${p.name} ${p.ratio.median}× (${p.ratio.min}–${p.ratio.max})`);
+  if (others.length) judged.detail += `; paired against the others: ${others.join(', ')}`;
+  return judged;
+}
+
+function lostUpdates(
+  libraries: LibraryFigures[],
+  http: BenchResults['http'],
+  paired: PairedContention[] = [],
+): TargetResult {
   const offenders: string[] = [];
   for (const l of libraries)
     for (const c of l.contention)
       if (c.lostUpdates !== 0) offenders.push(`${l.name} cs=${c.csMs}ms: ${c.lostUpdates}`);
+  for (const p of paired)
+    for (const r of p.rows) {
+      const lost = r.lostUpdates.reduce((a, b) => a + b, 0);
+      if (lost !== 0) offenders.push(`${r.name} cs=${p.csMs}ms, paired rounds: ${lost}`);
+    }
   for (const h of http ?? [])
     if (h.oversold !== 0)
       offenders.push(`${h.app} HTTP stock ${h.stock ?? h.requests}: oversold ${h.oversold}`);

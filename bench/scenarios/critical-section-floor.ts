@@ -59,36 +59,52 @@ export async function runCriticalSectionFloor(
   const counter = new Redis(target.url);
   const out: FloorFigures[] = [];
   try {
-    for (const csMs of c.csMs) {
-      await target.admin.set('bench:counter', 0);
-      const before = await target.snapshot();
-      const result = await runContention(
-        new InProcessMutex(),
-        {
-          kind: 'contention',
-          callers: c.processes * c.callersPerProcess,
-          csMs,
-          startAt: Date.now(),
-          durationMs: c.durationMs,
-          target: c.target,
-          lockKey: 'bench:floor',
-          counterKey: 'bench:counter',
-          waitMs: profile.waitMs,
-        },
-        counter,
-      );
-      const delta = RedisTarget.delta(before, await target.snapshot());
-      const n = Math.max(1, result.acquisitions);
-      out.push({
-        csMs,
-        acquisitions: result.acquisitions,
-        acqPerSec: round((result.acquisitions * 1000) / Math.max(1, result.finishedMs)),
-        cpuUsPerAcq: round(delta.cpuMicros / n),
-        cmdsPerAcq: round(delta.totalCommands / n),
-      });
-    }
+    for (const csMs of c.csMs)
+      out.push(await floorRun(target, profile, counter, csMs, c.durationMs, c.target));
   } finally {
     await counter.quit();
   }
   return out;
+}
+
+/**
+ * One run of the critical section alone (see runCriticalSectionFloor): as many callers as the
+ * contention runs have in all, for `durationMs` or until the counter reaches `stopAt`, the counter
+ * read and written through `counter`.
+ */
+export async function floorRun(
+  target: RedisTarget,
+  profile: BenchProfile,
+  counter: Redis,
+  csMs: number,
+  durationMs: number,
+  stopAt: number,
+): Promise<FloorFigures> {
+  const { contention: c } = profile;
+  await target.admin.set('bench:counter', 0);
+  const before = await target.snapshot();
+  const result = await runContention(
+    new InProcessMutex(),
+    {
+      kind: 'contention',
+      callers: c.processes * c.callersPerProcess,
+      csMs,
+      startAt: Date.now(),
+      durationMs,
+      target: stopAt,
+      lockKey: 'bench:floor',
+      counterKey: 'bench:counter',
+      waitMs: profile.waitMs,
+    },
+    counter,
+  );
+  const delta = RedisTarget.delta(before, await target.snapshot());
+  const n = Math.max(1, result.acquisitions);
+  return {
+    csMs,
+    acquisitions: result.acquisitions,
+    acqPerSec: round((result.acquisitions * 1000) / Math.max(1, result.finishedMs)),
+    cpuUsPerAcq: round(delta.cpuMicros / n),
+    cmdsPerAcq: round(delta.totalCommands / n),
+  };
 }

@@ -1,6 +1,6 @@
-import type { LibraryId } from '../adapters';
+import { OUR_ROWS, RAW, type LibraryId } from '../adapters';
 import { RedisTarget } from '../redis-target';
-import { round, summarize, type LatencySummary, type PairedRatio } from '../stats';
+import { pairedRatio, round, summarize, type LatencySummary, type PairedRatio } from '../stats';
 import type { ContentionResult } from '../worker/protocol';
 
 /** Uncontended figures for one caller count. */
@@ -70,6 +70,69 @@ export interface LibraryFigures {
   name: string;
   uncontended: UncontendedFigures[];
   contention: ContentionFigures[];
+}
+
+/**
+ * The peers' rows that may be "the best peer" at `csMs`: not this library in any form, not the raw
+ * lock, no failed acquisition and no lost update (a library that gave up or broke mutual exclusion
+ * is no reference for throughput).
+ */
+export function contentionPeers(
+  libraries: LibraryFigures[],
+  csMs: number,
+): { id: LibraryId; name: string; run: ContentionFigures }[] {
+  return libraries
+    .filter((l) => l.id !== RAW && !OUR_ROWS.includes(l.id))
+    .map((l) => ({ id: l.id, name: l.name, run: l.contention.find((c) => c.csMs === csMs) }))
+    .filter((p): p is { id: LibraryId; name: string; run: ContentionFigures } => p.run !== undefined)
+    .filter((p) => p.run.failed === 0 && p.run.lostUpdates === 0);
+}
+
+/** The id of the paired contention rounds' row that runs the critical section alone (no lock). */
+export const SERIAL = 'serial';
+
+/** One row of the paired contention rounds: a library's worker processes, or the serial section. */
+export interface PairedContentionRow {
+  id: LibraryId | typeof SERIAL;
+  name: string;
+  /** Acquisitions per second in each round, in round order. */
+  acqPerSec: number[];
+  /** Failed acquisitions in each round. */
+  failed: number[];
+  /** Lost updates in each round. */
+  lostUpdates: number[];
+}
+
+/**
+ * Issue 46's contention rows, paired, for one critical-section length: rounds of `durationMs` per
+ * row, the rows back to back in an order rotated by one every round (round r starts with row r mod
+ * the row count). Ratios are taken within a round (pairedContentionRatio).
+ */
+export interface PairedContention {
+  csMs: number;
+  rounds: number;
+  durationMs: number;
+  rows: PairedContentionRow[];
+}
+
+/**
+ * `ours`'s acquisitions/s over `reference`'s, round by round: the median, min–max and count of the
+ * rounds in which both ran without a failed acquisition or a lost update; undefined without any.
+ */
+export function pairedContentionRatio(
+  paired: PairedContention,
+  ours: string,
+  reference: string,
+): PairedRatio | undefined {
+  const a = paired.rows.find((r) => r.id === ours);
+  const b = paired.rows.find((r) => r.id === reference);
+  if (!a || !b) return undefined;
+  const clean = (row: PairedContentionRow, i: number) =>
+    row.acqPerSec[i]! > 0 && row.failed[i] === 0 && row.lostUpdates[i] === 0;
+  const ratios: number[] = [];
+  for (let i = 0; i < Math.min(a.acqPerSec.length, b.acqPerSec.length); i++)
+    if (clean(a, i) && clean(b, i)) ratios.push(a.acqPerSec[i]! / b.acqPerSec[i]!);
+  return pairedRatio(ratios);
 }
 
 /** Combines what the worker processes of one contention run saw with Redis' own counters. */

@@ -1,44 +1,12 @@
-import { spawnWorker, type WorkerProcess } from '../../test/support/spawn-worker';
 import type { LibraryId } from '../adapters';
 import type { BenchProfile } from '../config';
 import { RedisTarget } from '../redis-target';
 import { pairedRatio, round } from '../stats';
-import type { ContentionResult, UncontendedResult, WorkerMessage, WorkerTask } from '../worker/protocol';
-import { contentionFigures, type ContentionFigures, type UncontendedFigures } from './figures';
+import type { UncontendedResult, WorkerTask } from '../worker/protocol';
+import type { ContentionFigures, UncontendedFigures } from './figures';
+import { contentionRun, ready, run, spawnLibWorkers, stopAll, type LibWorker } from './lib-workers';
 
 export type { ContentionFigures, LibraryFigures, UncontendedFigures } from './figures';
-
-type LibWorker = WorkerProcess<WorkerMessage>;
-let nextId = 1;
-
-async function run<R>(worker: LibWorker, task: WorkerTask, timeoutMs: number): Promise<R> {
-  const id = nextId++;
-  worker.send({ type: 'run', id, task });
-  const reply = await worker.waitForMessage(
-    (m) => (m.type === 'done' || m.type === 'failed') && m.id === id,
-    timeoutMs,
-  );
-  if (reply.type === 'failed') throw new Error(`worker ${worker.pid}: ${reply.message}`);
-  return (reply as Extract<WorkerMessage, { type: 'done' }>).result as R;
-}
-
-function spawnLibWorkers(id: LibraryId, count: number, target: RedisTarget): LibWorker[] {
-  return Array.from({ length: count }, (_, i) =>
-    spawnWorker<WorkerMessage>('bench/worker/lib-worker.ts', {
-      env: { BENCH_LIB: id, BENCH_REDIS_URL: target.url, BENCH_WORKER_INDEX: String(i) },
-    }),
-  );
-}
-
-async function ready(workers: LibWorker[]): Promise<string> {
-  const msgs = await Promise.all(workers.map((w) => w.waitForMessage((m) => m.type === 'ready', 120_000)));
-  return (msgs[0] as Extract<WorkerMessage, { type: 'ready' }>).name;
-}
-
-async function stopAll(workers: LibWorker[]): Promise<void> {
-  for (const w of workers) w.send({ type: 'exit' });
-  await Promise.all(workers.map((w) => w.stop(8_000)));
-}
 
 /** One uncontended trial of one library's worker: its figures, from the worker's and Redis' counters. */
 async function uncontendedTrial(
@@ -208,34 +176,14 @@ export async function runContentionSuite(
   profile: BenchProfile,
   log: (line: string) => void,
 ): Promise<{ name: string; contention: ContentionFigures[] }> {
-  const { contention: c, waitMs } = profile;
+  const { contention: c } = profile;
   await target.clean();
   const workers = spawnLibWorkers(id, c.processes, target);
   try {
     const name = await ready(workers);
     const contention: ContentionFigures[] = [];
     for (const csMs of c.csMs) {
-      await target.clean();
-      const counterKey = 'bench:counter';
-      await target.admin.set(counterKey, 0);
-      const before = await target.snapshot();
-      const task: WorkerTask = {
-        kind: 'contention',
-        callers: c.callersPerProcess,
-        csMs,
-        startAt: Date.now() + 500,
-        durationMs: c.durationMs,
-        target: c.target,
-        lockKey: 'bench:hot',
-        counterKey,
-        waitMs,
-      };
-      const results = await Promise.all(
-        workers.map((w) => run<ContentionResult>(w, task, c.durationMs + 2 * waitMs + 60_000)),
-      );
-      const after = await target.snapshot();
-      const counter = Number(await target.admin.get(counterKey));
-      const fig = contentionFigures(csMs, results, RedisTarget.delta(before, after), counter);
+      const fig = await contentionRun(workers, target, profile, csMs, c.durationMs, c.target);
       contention.push(fig);
       log(
         `  ${name}: contention cs=${csMs}ms: ${fig.acquisitions} acq, ${fig.acqPerSec}/s, wait p99 ${fig.wait.p99} ms, ` +
