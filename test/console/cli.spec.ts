@@ -19,6 +19,11 @@ describe('the CLI', () => {
     const engine = env.engine({ keyPrefix: PREFIX, app: 'billing' });
     const key = uniqueKey('invoice');
     const handle = await engine.acquire(key);
+    // The registry shows a held lock's engine from its next sync on (250-500 ms; later on a loaded
+    // machine): the CLI runs once it does, so the text below has the app's name to show.
+    await waitUntil(async () => (await engine.inspect(key))?.holders[0]?.owner.app === 'billing', {
+      description: "the holder's engine in the registry",
+    });
 
     const shown = await cli('show', key, '--json');
     expect(shown.code).toBe(0);

@@ -4,7 +4,6 @@ import { LockGrant } from '../grant/lock-grant';
 import type { LockKeyNames } from '../kinds/key-space';
 import type { AttemptRequest, AttemptResult, LockKind } from '../kinds/lock-kind';
 import type { LockOptions } from '../options/lock-options';
-import { localLeaseEnd } from '../runtime/lease-drift';
 import { ATTEMPT_MARGIN_MS } from '../runtime/with-deadline';
 import type { AcquisitionContext } from '../waiting/acquisition-context';
 import type { Ticket } from '../waiting/local-wait-queues';
@@ -116,19 +115,15 @@ export class Acquisition {
             void this.giveBack();
             break;
           }
-          // The answer was read only after the lease it won had run out here (a GC pause, SIGSTOP, a
-          // blocked event loop): the caller would be handed a lock already lost, its token below those
-          // of grants made meanwhile. As RedLock's validity check does: give it back and go on as if
-          // busy. Likewise a grant an operator's force release named before its answer came (its notice
-          // overtook the reply, or RedLock's force release reached the nodes this attempt had won while
-          // another node kept the attempt pending: simulator seed 1076): a lock already lost, whose
-          // token, taken before another caller's grant, may be above it.
-          const lost =
-            this.ctx.runtime.now() >= localLeaseEnd(this.requestedAt, this.req.leaseMs)
-              ? `the grant came back after its lease (${this.req.leaseMs} ms) had run out`
-              : this.ctx.held.forcedBefore?.(this.request.owner, this.req.names.lock)
-                ? 'the grant was force-released before its answer came'
-                : undefined;
+          // A grant already lost when its answer came (read after its lease ran out here, or named by
+          // a force release first: HeldLocks.lostOnArrival). As RedLock's validity check does: give it
+          // back and go on as if busy.
+          const lost = this.ctx.held.lostOnArrival(
+            this.requestedAt,
+            this.req.leaseMs,
+            this.request.owner,
+            this.req.names.lock,
+          );
           if (lost !== undefined) {
             // With no wait left the give-back is not waited for (waitMs bounds the call); a retry
             // waits for it (one round trip), because until it is through Redis still holds the grant

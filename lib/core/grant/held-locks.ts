@@ -3,6 +3,7 @@ import type { LockEvents } from '../events/lock-events';
 import { kindOf } from '../kinds/kind-registry';
 import type { HoldRef, LockKind, ReleaseResult, RenewResult } from '../kinds/lock-kind';
 import type { CohortBounds, LockOptions } from '../options/lock-options';
+import { localLeaseEnd } from '../runtime/lease-drift';
 import type { Runtime, RuntimeTimer } from '../runtime/runtime';
 import { SmallMap, SmallSet } from '../runtime/small-collections';
 import { GrantHandle } from './grant-handle';
@@ -77,6 +78,36 @@ export class HeldLocks implements GrantKeeper {
    * is handed out (force-release.ts, takeEarly): such a grant is given back and the call goes on.
    */
   forcedBefore?: (owner: string, lock: string) => boolean;
+
+  /**
+   * Why a grant whose answer just came must not be handed out, or undefined. Its answer was read only
+   * after the lease it won (counted from `requestedAt`) had run out here (a GC pause, SIGSTOP, a blocked
+   * event loop): the caller would get a lock already lost, its token below those of grants made
+   * meanwhile (simulator seeds 2018, 2326). Or a force release named its lock (`locks`: one lock's
+   * name, or a multi-key round's targets) held by `owner` before the answer came (the notice overtook
+   * the reply, or RedLock's force release reached the nodes the attempt had won while another node
+   * kept it pending: seed 1076): lost too, and its token, taken before another caller's grant, may be
+   * above it. Every target's notice is taken, not only the first: a retry by the same (reentrant) owner
+   * must not meet the others. The caller gives the grant back and goes on as if busy, with this reason.
+   */
+  lostOnArrival(
+    requestedAt: number,
+    leaseMs: number,
+    owner: string,
+    locks: string | readonly { names: { lock: string } }[],
+  ): string | undefined {
+    if (this.runtime.now() >= localLeaseEnd(requestedAt, leaseMs)) {
+      return `the grant came back after its lease (${leaseMs} ms) had run out`;
+    }
+    const named = this.forcedBefore;
+    if (!named) return undefined;
+    if (typeof locks === 'string') {
+      return named(owner, locks) ? 'the grant was force-released before its answer came' : undefined;
+    }
+    let hit = false;
+    for (const target of locks) if (named(owner, target.names.lock)) hit = true;
+    return hit ? 'a key was force-released before its answer came' : undefined;
+  }
 
   /** Tracks a new grant (and hands it to the watchdog when it has no fixed lease). */
   add(grant: LockGrant): void {

@@ -4,7 +4,6 @@ import { LockGrant } from '../grant/lock-grant';
 import { LockServiceClosedError } from '../errors';
 import { type LockKind } from '../kinds/lock-kind';
 import type { LockOptions } from '../options/lock-options';
-import { localLeaseEnd } from '../runtime/lease-drift';
 import { Waiter } from '../waiting/waiter';
 import { ATTEMPT_MARGIN_MS } from '../runtime/with-deadline';
 import type { MultiKeyLocker, MultiLockTarget } from './multi-key-locker';
@@ -82,19 +81,18 @@ export class MultiAcquisition {
             void this.giveBack(this.req.targets);
             break;
           }
-          // The round's answer was read only after its leases (counted from its first request) had run
-          // out here (a GC pause, SIGSTOP, a blocked event loop), or a force release named one of its
-          // keys before the answer came: the caller would be handed keys already lost, their tokens
-          // below those of grants made meanwhile. As a single-key acquisition does: give every key back
-          // and go on as if busy (giveBack never rejects, a failed release being left to the lease).
-          // With no wait left the give-back is not waited for (waitMs bounds the call); a retry waits
-          // for it (one round trip), so that it never meets its own grant.
-          const lost =
-            this.ctx.runtime.now() >= localLeaseEnd(round.requestedAt, this.req.leaseMs)
-              ? `the grant came back after its lease (${this.req.leaseMs} ms) had run out`
-              : this.forcedBefore()
-                ? 'a key was force-released before its answer came'
-                : undefined;
+          // Keys already lost when the round's answer came (read after their leases, counted from its
+          // first request, ran out here, or one named by a force release first: HeldLocks.lostOnArrival).
+          // As a single-key acquisition does: give every key back and go on as if busy (giveBack never
+          // rejects, a failed release being left to the lease). With no wait left the give-back is not
+          // waited for (waitMs bounds the call); a retry waits for it (one round trip), so that it never
+          // meets its own grant.
+          const lost = this.ctx.held.lostOnArrival(
+            round.requestedAt,
+            this.req.leaseMs,
+            this.ids.owner,
+            this.req.targets,
+          );
           if (lost !== undefined) {
             this.busyKey = undefined;
             this.busyReason = lost;
@@ -125,17 +123,6 @@ export class MultiAcquisition {
     } finally {
       this.wait.leave();
     }
-  }
-
-  /** Whether a force release named one of this round's grants before its answer came (each notice taken). */
-  private forcedBefore(): boolean {
-    const forced = this.ctx.held.forcedBefore;
-    if (!forced) return false;
-    let named = false;
-    // Every key's notice is taken, not only the first: a retry by the same (reentrant) owner must not
-    // meet the others.
-    for (const target of this.req.targets) if (forced(this.ids.owner, target.names.lock)) named = true;
-    return named;
   }
 
   /**

@@ -1,5 +1,5 @@
 import type { LocalWaiters, Successor } from '../grant/held-locks';
-import type { Deadline } from '../runtime/deadlines';
+import { DeadlineWait } from '../runtime/deadline-wait';
 import type { Runtime } from '../runtime/runtime';
 import { SmallMap } from '../runtime/small-collections';
 
@@ -120,13 +120,12 @@ class KeyQueue {
 }
 
 /**
- * A waiter's place in its local queue. A wait for its turn is bounded by a deadline on the runtime's
- * one heap (it is that Deadline itself), not by a timer of its own: most turns come long before it.
+ * A waiter's place in its local queue. A wait for its turn (true: reached) is a DeadlineWait, bounded
+ * on the runtime's one heap: most turns come long before the deadline.
  */
-export class Ticket implements Deadline {
+export class Ticket extends DeadlineWait<boolean> {
   private head = false;
   private attemptNow = false;
-  private onTurn?: (reached: boolean) => void;
   /** The waiter holding this place, when it takes hand-offs from a local holder (cohort kinds). */
   waiter?: QueuedWaiter;
   /** @internal Links of the queue's list. */
@@ -135,18 +134,14 @@ export class Ticket implements Deadline {
   next?: Ticket;
   /** @internal True while in its queue. */
   queued = false;
-  /** @internal The deadline of the turn awaited (Deadline). */
-  at = Infinity;
-  /** @internal */
-  slot = -1;
-  /** The caller awaits its turn: the deadline keeps the process alive. */
-  readonly keepsAlive = true;
 
   constructor(
     readonly exclusive: boolean,
     private readonly queues: LocalWaitQueues,
     private readonly lockName: string,
-  ) {}
+  ) {
+    super(queues.runtime);
+  }
 
   /** True while this ticket may attempt. */
   get isHead(): boolean {
@@ -163,26 +158,22 @@ export class Ticket implements Deadline {
   /** Resolves true when this ticket reaches the head, false after `ms` or on interrupt(). */
   turn(ms: number): Promise<boolean> {
     if (this.head) return Promise.resolve(true);
-    return new Promise<boolean>((resolve) => {
-      this.onTurn = resolve;
-      this.at = this.queues.runtime.now() + ms;
-      this.queues.runtime.deadlines.schedule(this);
-    });
+    return this.sleep(ms);
   }
 
   /** Ends a wait for the turn now, as not reached (the caller's abort, or close()). */
   interrupt(): void {
-    this.endTurn(false);
+    this.end(false);
   }
 
   /** @internal The turn's deadline passed (Deadline). */
   expire(): void {
-    this.endTurn(false);
+    this.end(false);
   }
 
   /** Leaves the queue; `acquired` tells the next head whether the lock was just taken. */
   leave(acquired: boolean): void {
-    this.endTurn(false);
+    this.end(false);
     this.waiter = undefined;
     this.queues.remove(this.lockName, this, acquired);
   }
@@ -191,14 +182,6 @@ export class Ticket implements Deadline {
   promote(attemptNow: boolean): void {
     this.head = true;
     this.attemptNow = attemptNow;
-    this.endTurn(true);
-  }
-
-  private endTurn(reached: boolean): void {
-    const resolve = this.onTurn;
-    if (!resolve) return;
-    this.onTurn = undefined;
-    this.queues.runtime.deadlines.remove(this);
-    resolve(reached);
+    this.end(true);
   }
 }

@@ -3,7 +3,7 @@ import { IoredisSubscriber, type IoredisClient } from '../redis/adapters/ioredis
 import { answers, askNodes } from '../redis/node-fanout';
 import type { RedisClient } from '../redis/redis-client';
 import type { WakeupSubscriber } from '../redis/redis-door';
-import type { Deadline } from '../runtime/deadlines';
+import { DeadlineWait } from '../runtime/deadline-wait';
 import type { Runtime } from '../runtime/runtime';
 import { withDeadline } from '../runtime/with-deadline';
 
@@ -318,27 +318,22 @@ interface Subscription {
 
 /**
  * One waiter's view of a channel: `wait()` returns on a message (or wake()) or at its timeout, a
- * deadline on the runtime's one heap (it is that Deadline itself) rather than a timer of its own: a
- * hand-off or a release message usually ends the wait long before it.
+ * DeadlineWait on the runtime's one heap: a hand-off or a release message usually ends the wait long
+ * before it.
  */
-export class Wakeups implements Deadline {
+export class Wakeups extends DeadlineWait<void> {
   private pending = false;
-  private resolveWait?: () => void;
 
   /** The waiter's owner id, for directed wake-ups (`@<owner>`); set by kinds that use them. */
   owner?: string;
-  /** @internal The deadline of the wait in progress (Deadline). */
-  at = Infinity;
-  /** @internal */
-  slot = -1;
-  /** The waiter awaits this sleep: its deadline keeps the process alive. */
-  readonly keepsAlive = true;
 
   constructor(
-    private readonly runtime: Runtime,
+    runtime: Runtime,
     private readonly onLeave: () => void,
     private readonly subscription?: Subscription,
-  ) {}
+  ) {
+    super(runtime);
+  }
 
   /**
    * Whether release messages reach this channel: false while its SUBSCRIBE was never confirmed
@@ -358,11 +353,7 @@ export class Wakeups implements Deadline {
       return Promise.resolve();
     }
     if (!this.subscribed) this.subscription!.ask();
-    return new Promise<void>((resolve) => {
-      this.resolveWait = resolve;
-      this.at = this.runtime.now() + ms;
-      this.runtime.deadlines.schedule(this);
-    });
+    return this.sleep(ms);
   }
 
   /** Forgets wake-ups that arrived before now (they describe a lock state that has changed since). */
@@ -387,12 +378,8 @@ export class Wakeups implements Deadline {
     this.onLeave();
   }
 
+  /** Ends a wait in progress; the wake-up that ended it is taken. */
   private endWait(): void {
-    const resolve = this.resolveWait;
-    if (!resolve) return;
-    this.resolveWait = undefined;
-    this.runtime.deadlines.remove(this);
-    this.pending = false;
-    resolve();
+    if (this.end()) this.pending = false;
   }
 }
