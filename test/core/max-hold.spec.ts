@@ -16,16 +16,25 @@ const env = useLockEnv();
 
 describe('maxHoldMs', () => {
   it('renews a watchdog lock until maxHoldMs, then ends it: the signal aborts with "max-hold" and another engine takes it', async () => {
-    // A 300 ms watchdog lease renewed every 100 ms: without maxHoldMs the lock would live on.
-    const engine = env.engine({ keyPrefix: PREFIX, watchdogLeaseMs: 300, renewEveryMs: 100 });
+    // A 1 s watchdog lease renewed every 200 ms: without maxHoldMs the lock would live on. (The
+    // exact timing is test/virtual-time/waiting.spec.ts'; here real Redis lets the key go. A 300 ms
+    // lease lost the lock to an event-loop stall before its first renewal on a loaded CI machine.)
+    const engine = env.engine({ keyPrefix: PREFIX, watchdogLeaseMs: 1_000, renewEveryMs: 200 });
     const other = env.engine({ keyPrefix: PREFIX });
     const key = uniqueKey('job');
     const lost = nextEvent(engine, 'lost', (e) => e.key === key);
     const renewed = nextEvent(engine, 'renewed', (e) => e.renewed > 0);
-    const handle = await engine.acquire(key, { maxHoldMs: 1_200 });
+    const handle = await engine.acquire(key, { maxHoldMs: 2_500 });
     expect(engine.stats().watchdog).toBe(1);
 
-    await renewed; // the watchdog renewed it past its first 300 ms lease
+    // The watchdog renewed it within its first lease; a lock that ended first says why at once.
+    const first = await Promise.race([
+      renewed.then(() => 'renewed'),
+      whenAborted(handle.signal).then(
+        (r) => `ended before its first renewal: ${(r as LockLostError).reason}`,
+      ),
+    ]);
+    expect(first).toBe('renewed');
     expect(handle.signal.aborted).toBe(false);
     expect(await other.tryAcquire(key)).toBeNull();
 
