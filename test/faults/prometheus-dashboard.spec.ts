@@ -7,7 +7,7 @@
  *   - replica A takes the demo's load (`npm run demo`'s runRoute: 1,000 connections, 2,000 purchases of one
  *     item): waits, holds, acquisitions, queueing past 1 s;
  *   - replica C (a 3 s watchdog lease) holds another item's lock in a 10-minute purchase; replica B, whose lock wait is 1 ms, sends 1,000
- *     purchases of that item meanwhile: busy (423);
+ *     purchases of that item meanwhile: busy (423), after one that Prometheus has scraped;
  *   - Redis is killed while C holds the lock and stays down until C's watchdog renewal has failed and
  *     C has found its lock lost, then restarts (empty, no persistence).
  * Then every dashboard query (Grafana's `$job` as `.+`, `$__rate_interval` as 5m) and every alert
@@ -190,6 +190,14 @@ describe('the Grafana dashboard and the alert rules on a real Prometheus', () =>
       timeoutMs: 30_000,
       description: 'replica C holding seckill:slow',
     });
+    // One busy purchase first, scraped before the rest: rate() counts a counter's increase from its
+    // first sample on, so a burst that lands before B's busy series is first scraped would count only
+    // what came after that scrape (CI once saw 138 of 1,000, a busy ratio of 0.06 under the alert's 0.1).
+    expect((await fetch(`${b.url}/seckill/slow`, { method: 'POST' })).status).toBe(423);
+    await waitUntil(
+      async () => (await query(`distributed_lock_busy_total{instance="${new URL(b.url).host}"}`)).length > 0,
+      { timeoutMs: 30_000, intervalMs: 250, description: "replica B's busy counter in Prometheus" },
+    );
     const statuses: number[] = [];
     for (let round = 0; round < 10; round++) {
       const batch = Array.from({ length: 100 }, () =>
