@@ -4,6 +4,7 @@ import { LockGrant } from '../grant/lock-grant';
 import type { LockKeyNames } from '../kinds/key-space';
 import type { AttemptRequest, AttemptResult, LockKind } from '../kinds/lock-kind';
 import type { LockOptions } from '../options/lock-options';
+import { endedByCallersBudget } from '../redis/redis-gateway';
 import { ATTEMPT_MARGIN_MS } from '../runtime/with-deadline';
 import type { AcquisitionContext } from '../waiting/acquisition-context';
 import type { Ticket } from '../waiting/local-wait-queues';
@@ -50,6 +51,8 @@ export class Acquisition {
   private acquired = false;
   /** When the latest attempt was sent: a lease is counted from before the request that won it. */
   private requestedAt = 0;
+  /** The lock was found busy (in Redis, or behind a local holder) at least once in this wait. */
+  private sawBusy = false;
 
   constructor(
     private readonly ctx: AcquisitionContext,
@@ -95,6 +98,7 @@ export class Acquisition {
           if (turn === 'aborted') break;
           if (turn === 'timeout') return this.timedOut();
           attemptNow = turn === 'attempt-now';
+          this.sawBusy = true;
         }
         if (!attemptNow || wait.mustWaitLocally()) {
           const slept = (await wait.join(channel)) ? await wait.sleep() : 'timeout';
@@ -105,6 +109,7 @@ export class Acquisition {
         }
         attemptNow = false;
         const result = await this.attempt();
+        if (result === UNANSWERED_AT_WAIT_END) return this.timedOut();
         if (result.status === 'granted') {
           // Aborted (or closed) while the winning command was in flight: the abort wins, the
           // grant is given back at once instead of returning a lock the caller no longer wants. Not
@@ -131,6 +136,7 @@ export class Acquisition {
             // new token (semaphore and read-write scripts: simulator seeds 3383 and 4233). A give-back
             // that failed leaves the hold to its lease: no retry then.
             this.busyReason = lost;
+            this.sawBusy = true;
             wait.noteBusy(this.req.key, -1);
             if (wait.remaining() <= 0) {
               void this.giveBack();
@@ -146,6 +152,7 @@ export class Acquisition {
         }
         if (wait.pending) return this.takeHanded();
         this.busyReason = result.status === 'busy' ? result.reason : undefined;
+        this.sawBusy = true;
         wait.noteBusy(this.req.key, result.status === 'busy' ? result.retryAfterMs : -1);
         if (wait.remaining() <= 0) return this.timedOut();
         if (!wait.joined()) {
@@ -181,7 +188,7 @@ export class Acquisition {
     return handle;
   }
 
-  private async attempt(): Promise<AttemptResult> {
+  private async attempt(): Promise<AttemptResult | typeof UNANSWERED_AT_WAIT_END> {
     const { ctx, request } = this;
     if (++this.wait.attempts > 1) {
       // A retry asks for a hold of its own: the reply of an earlier attempt may still land after its
@@ -212,6 +219,16 @@ export class Acquisition {
       return result;
     } catch (err) {
       recordedWaits.add(lock);
+      // The wait ran out while its last attempt was unanswered, and only the wait's own budget
+      // (ATTEMPT_MARGIN_MS past waitMs), not commandTimeoutMs, ended the command: a lock seen busy
+      // is reported busy, as waitMs promised, rather than as a Redis failure (an event-loop stall or a
+      // loaded Redis at the end of a wait; a late grant is given back on arrival).
+      if (this.sawBusy && endedByCallersBudget(err) && this.wait.remaining() <= 0) {
+        this.busyReason = `busy when last asked; the attempt sent as the wait ended got no answer within ${Math.round(
+          request.timeoutMs,
+        )} ms`;
+        return UNANSWERED_AT_WAIT_END;
+      }
       this.wait.reportFailure(this.req.key, 'error');
       throw err;
     }
@@ -284,6 +301,9 @@ export class Acquisition {
     void kind.abandon(this.request);
   }
 }
+
+/** attempt()'s answer when the wait ended with its last attempt unanswered (see there). */
+const UNANSWERED_AT_WAIT_END = Symbol('unanswered at the end of the wait');
 
 /** A new owner id. The engine id prefixes it, so a script can tell this process' owners apart. */
 function ownerId(ctx: AcquisitionContext): string {

@@ -102,8 +102,10 @@ export class RedisGateway implements ScriptRunner {
     call?: ScriptCall<Reply>,
   ): Promise<Reply> {
     const limit = Math.max(1, Math.min(call?.timeoutMs ?? this.commandTimeoutMs, this.commandTimeoutMs));
+    // The caller's own budget, not commandTimeoutMs, bounds this call: its timeout says so (cutShort).
+    const callersBudget = limit < this.commandTimeoutMs;
     return new Promise<Reply>((resolve, reject) => {
-      const sent = { script: script as unknown as LuaScript, keys, args, call, limit };
+      const sent = { script: script as unknown as LuaScript, keys, args, call, limit, callersBudget };
       new PendingScript<Reply>(this, sent, resolve, reject).start();
     });
   }
@@ -240,6 +242,17 @@ export interface ScriptCall<Reply> {
   readonly timeoutMs?: number;
 }
 
+/** Timeouts of calls that the caller's own budget ended, before the command timeout would have. */
+const cutShort = new WeakSet<Error>();
+
+/**
+ * True for the timeout of a call whose own `timeoutMs` (shorter than `commandTimeoutMs`) ran out: the
+ * caller's wait ended while the answer was on its way, which does not show that Redis failed.
+ */
+export function endedByCallersBudget(err: unknown): boolean {
+  return err instanceof Error && cutShort.has(err);
+}
+
 export function isNoScript(err: unknown): boolean {
   return err instanceof Error && err.message.startsWith('NOSCRIPT');
 }
@@ -281,6 +294,7 @@ export class PendingScript<Reply> implements Deadline {
   readonly args: readonly ScriptArg[];
   private readonly call: ScriptCall<Reply> | undefined;
   private readonly limit: number;
+  private readonly callersBudget: boolean;
 
   constructor(
     private readonly gateway: RedisGateway,
@@ -291,11 +305,14 @@ export class PendingScript<Reply> implements Deadline {
       readonly call?: ScriptCall<Reply>;
       /** The call settles within this many ms. */
       readonly limit: number;
+      /** `limit` is the caller's `timeoutMs`, shorter than the command timeout. */
+      readonly callersBudget: boolean;
     },
     private readonly resolve: (reply: Reply) => void,
     private readonly reject: (err: unknown) => void,
   ) {
     ({ script: this.script, keys: this.keys, args: this.args, call: this.call, limit: this.limit } = sent);
+    this.callersBudget = sent.callersBudget;
     this.at = gateway.runtime.now() + sent.limit;
     this.readOnly = sent.call?.readOnly === true;
   }
@@ -309,13 +326,13 @@ export class PendingScript<Reply> implements Deadline {
   expire(): void {
     this.timedOut = true;
     const userKey = this.call?.userKey;
-    this.reject(
-      new LockRedisError(
-        `Redis did not answer ${this.script.name} within ${Math.ceil(this.limit)} ms` +
-          (userKey === undefined ? '' : ` for lock ${quoteKey(userKey)}`),
-        userKey,
-      ),
+    const err = new LockRedisError(
+      `Redis did not answer ${this.script.name} within ${Math.ceil(this.limit)} ms` +
+        (userKey === undefined ? '' : ` for lock ${quoteKey(userKey)}`),
+      userKey,
     );
+    if (this.callersBudget) cutShort.add(err);
+    this.reject(err);
   }
 
   private send(): void {
