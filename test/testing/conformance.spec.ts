@@ -18,6 +18,7 @@ import { Semaphore } from '../../lib/core/kinds/semaphore';
 import { TokenLock } from '../../lib/core/kinds/token-lock';
 import { RedisMultiLocker } from '../../lib/core/multi/redis-multi-locker';
 import type { LockOptions } from '../../lib/core/options/lock-options';
+import { endedByCallersBudget } from '../../lib/core/redis/redis-gateway';
 import { defineScript } from '../../lib/core/redis/script-library';
 import { ATTEMPT_MARGIN_MS } from '../../lib/core/runtime/with-deadline';
 import { PORTED_SCRIPTS } from '../../lib/testing/memory/memory-scripts';
@@ -237,7 +238,16 @@ describe('the seam bounds a call by its timeoutMs', () => {
           side.runner.run(acquire, keys, [...args('hold-h2')], { userKey: KEY, timeoutMs: 50, onLateReply }),
         300,
       );
-      await expect(sent).rejects.toMatchObject({ name: 'LockRedisError', message: /within 50 ms/ });
+      const err = await sent.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toMatchObject({ name: 'LockRedisError', message: /within 50 ms/ });
+      // Both sides mark it as ended by the call's own budget (an acquisition then reports busy).
+      expect({ side: side.name, byCallersBudget: endedByCallersBudget(err) }).toEqual({
+        side: side.name,
+        byCallersBudget: true,
+      });
       expect({ side: side.name, late: await lateReply }).toEqual({
         side: side.name,
         late: [2, expect.any(Number)],

@@ -246,6 +246,15 @@ export interface ScriptCall<Reply> {
 const cutShort = new WeakSet<Error>();
 
 /**
+ * Marks `err` as the timeout of a call that its own `timeoutMs` ended (see endedByCallersBudget):
+ * what every ScriptRunner (this gateway, the in-memory backend) does to such a timeout.
+ */
+export function byCallersBudget<E extends Error>(err: E): E {
+  cutShort.add(err);
+  return err;
+}
+
+/**
  * True for the timeout of a call whose own `timeoutMs` (shorter than `commandTimeoutMs`) ran out: the
  * caller's wait ended while the answer was on its way, which does not show that Redis failed.
  */
@@ -311,8 +320,14 @@ export class PendingScript<Reply> implements Deadline {
     private readonly resolve: (reply: Reply) => void,
     private readonly reject: (err: unknown) => void,
   ) {
-    ({ script: this.script, keys: this.keys, args: this.args, call: this.call, limit: this.limit } = sent);
-    this.callersBudget = sent.callersBudget;
+    ({
+      script: this.script,
+      keys: this.keys,
+      args: this.args,
+      call: this.call,
+      limit: this.limit,
+      callersBudget: this.callersBudget,
+    } = sent);
     this.at = gateway.runtime.now() + sent.limit;
     this.readOnly = sent.call?.readOnly === true;
   }
@@ -331,8 +346,7 @@ export class PendingScript<Reply> implements Deadline {
         (userKey === undefined ? '' : ` for lock ${quoteKey(userKey)}`),
       userKey,
     );
-    if (this.callersBudget) cutShort.add(err);
-    this.reject(err);
+    this.reject(this.callersBudget ? byCallersBudget(err) : err);
   }
 
   private send(): void {

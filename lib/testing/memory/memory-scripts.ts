@@ -1,6 +1,6 @@
 import { LockRedisError } from '../../core/errors';
 import { quoteKey } from '../../core/errors/message-text';
-import { ScriptCall, ScriptRunner, toLockRedisError } from '../../core/redis/redis-gateway';
+import { byCallersBudget, ScriptCall, ScriptRunner, toLockRedisError } from '../../core/redis/redis-gateway';
 import type { LuaScript, ScriptArg } from '../../core/redis/script-library';
 import type { MemoryStore } from './memory-store';
 import { nodeRuntime, type Runtime } from '../../core/runtime/runtime';
@@ -127,9 +127,11 @@ export class MemoryScripts implements ScriptRunner {
 
   private timeout(name: string, limit: number, userKey?: string): LockRedisError {
     const key = userKey === undefined ? '' : ` for lock ${quoteKey(userKey)}`;
-    return new LockRedisError(
+    const err = new LockRedisError(
       `The in-memory lock backend did not answer ${name} within ${limit} ms${key}`,
       userKey,
     );
+    // As the gateway does: a caller's own shorter budget ended it, not the command timeout.
+    return limit < this.commandTimeoutMs ? byCallersBudget(err) : err;
   }
 }
