@@ -97,6 +97,14 @@ const detachedInterval = (fn: () => void, ms: number): NodeJS.Timeout =>
   engineContext.runInAsyncScope(setInterval, null, fn, ms) as NodeJS.Timeout;
 
 /**
+ * A heap timer, its grace or its turn this much later than due: this process did not run meanwhile
+ * (a long GC pause, CPU throttling, a frozen VM), and the deadline is judged only after as long again.
+ */
+const STALL_MS = 50;
+/** Graces in a row at most: a loop that stalls on every turn still times its commands out. */
+const MAX_GRACES = 3;
+
+/**
  * The heap's timer in production. What is due is judged after the I/O already waiting: a turn of
  * Node's event loop runs its timers before it reads its sockets, so after a stall longer than a
  * command's budget (a long GC pause, a synchronous stretch of the app, a starved CPU) the command's
@@ -105,17 +113,51 @@ const detachedInterval = (fn: () => void, ms: number): NodeJS.Timeout =>
  * timer hands `fire` to setImmediate, which runs after that turn's reads. The immediate stays ref'd:
  * an unref'd one lets that turn's poll block until the next I/O (a late reply would then be read
  * before its deadline fired), and a ref'd one holds the process for that one turn only.
+ *
+ * When the stall froze Redis too (the same starved machine or VM), its reply is not in the socket yet
+ * when this process runs again, but a moment later. Time this process did not run is no evidence that
+ * Redis does not answer: a step (the timer, a grace, the turn) more than STALL_MS late waits STALL_MS
+ * more before the deadline is judged, at most MAX_GRACES times in a row. A call then ends at most
+ * that long after the stall that had already made it late (test/faults/timing/machine-stall.spec.ts).
  */
 function afterWaitingIo(fire: () => void, ms: number): HeapTimer {
+  /** When the step now awaited is due. */
+  let due = performance.now() + ms;
+  let graces = 0;
   let immediate: NodeJS.Immediate | undefined;
-  // In the timer's (the engine's) context, so is the immediate.
-  const timer = detachedTimeout(() => (immediate = setImmediate(fire)), ms).unref();
+  let grace: NodeJS.Timeout | undefined;
+  let keepingAlive = false;
+  const stalled = (): boolean => performance.now() - due > STALL_MS && graces < MAX_GRACES;
+  const waitGrace = (): void => {
+    graces++;
+    due = performance.now() + STALL_MS;
+    grace = setTimeout(onTimer, STALL_MS);
+    if (!keepingAlive) grace.unref();
+  };
+  const onTurn = (): void => (stalled() ? waitGrace() : fire());
+  // In the timer's (the engine's) context, so are the immediate and the graces.
+  function onTimer(): void {
+    if (stalled()) return waitGrace();
+    due = performance.now();
+    immediate = setImmediate(onTurn);
+  }
+  const timer = detachedTimeout(onTimer, ms).unref();
   return {
     cancel: () => {
       clearTimeout(timer);
       if (immediate) clearImmediate(immediate);
+      if (grace) clearTimeout(grace);
     },
-    keepAlive: (on) => void (on ? timer.ref() : timer.unref()),
+    keepAlive: (on) => {
+      keepingAlive = on;
+      if (on) {
+        timer.ref();
+        grace?.ref();
+      } else {
+        timer.unref();
+        grace?.unref();
+      }
+    },
   };
 }
 

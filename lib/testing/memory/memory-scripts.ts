@@ -3,6 +3,7 @@ import { quoteKey } from '../../core/errors/message-text';
 import { byCallersBudget, ScriptCall, ScriptRunner, toLockRedisError } from '../../core/redis/redis-gateway';
 import type { LuaScript, ScriptArg } from '../../core/redis/script-library';
 import type { MemoryStore } from './memory-store';
+import type { Deadline } from '../../core/runtime/deadlines';
 import { nodeRuntime, type Runtime } from '../../core/runtime/runtime';
 import { fairAbandon } from './scripts/fair-abandon';
 import { fairAcquire } from './scripts/fair-acquire';
@@ -68,31 +69,57 @@ export class MemoryScripts implements ScriptRunner {
     private readonly runtime: Runtime = nodeRuntime,
   ) {}
 
-  async run<Args extends readonly ScriptArg[], Reply>(
+  run<Args extends readonly ScriptArg[], Reply>(
     script: LuaScript<Args, Reply>,
     keys: readonly string[],
     args: Args,
     call?: ScriptCall<Reply>,
   ): Promise<Reply> {
     const limit = Math.max(1, Math.min(call?.timeoutMs ?? this.commandTimeoutMs, this.commandTimeoutMs));
-    const sent = this.runtime.now();
-    const late = (): boolean => this.runtime.now() - sent > limit;
     const port = SCRIPT_PORTS[script.name];
-    let reply: Reply;
-    try {
-      reply = await this.answer(script.name, call?.userKey, () => {
-        if (!port) throw new Error(`ERR the in-memory lock backend has no port of ${script.name}.lua`);
-        // KEYS and ARGV as Lua sees them: indexed from 1, every argument a string.
-        return toRedisReply(port(this.store, ['', ...keys], ['', ...args.map(String)])) as Reply;
-      });
-    } catch (err) {
-      throw late() ? this.timeout(script.name, limit, call?.userKey) : err;
-    }
-    if (late()) {
-      call?.onLateReply?.(reply);
-      throw this.timeout(script.name, limit, call?.userKey);
-    }
-    return reply;
+    const reply = this.answer(script.name, call?.userKey, () => {
+      if (!port) throw new Error(`ERR the in-memory lock backend has no port of ${script.name}.lua`);
+      // KEYS and ARGV as Lua sees them: indexed from 1, every argument a string.
+      return toRedisReply(port(this.store, ['', ...keys], ['', ...args.map(String)])) as Reply;
+    });
+    // Bounded on the runtime's deadline heap, as the gateway bounds a script, and judged after the
+    // replies already waiting: an event loop held up past the bound still takes a reply that was ready
+    // in time (as a Redis reply waiting in the socket is read before the deadline is judged); only a
+    // reply the backend itself held back (conformance-sides' late) times out. The heap's own turn may
+    // have been queued before this reply's, hence the expiry's one more turn.
+    return new Promise<Reply>((resolve, reject) => {
+      let settled = false;
+      let timedOut = false;
+      const deadline: Deadline = {
+        at: this.runtime.now() + limit,
+        slot: -1,
+        expire: () => {
+          void this.runtime.nextTurn().then(() => {
+            if (settled) return;
+            settled = timedOut = true;
+            reject(this.timeout(script.name, limit, call?.userKey));
+          });
+        },
+      };
+      this.runtime.deadlines.schedule(deadline);
+      reply.then(
+        (value) => {
+          if (settled) {
+            if (timedOut) call?.onLateReply?.(value);
+            return;
+          }
+          settled = true;
+          this.runtime.deadlines.remove(deadline);
+          resolve(value);
+        },
+        (err: unknown) => {
+          if (settled) return; // the caller heard the timeout
+          settled = true;
+          this.runtime.deadlines.remove(deadline);
+          reject(err);
+        },
+      );
+    });
   }
 
   /** PING: answers on the next turn, or rejects like every call while failBackend() is in force. */

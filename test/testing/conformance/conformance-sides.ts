@@ -7,7 +7,7 @@
  */
 import { RedisGateway, type ScriptCall, type ScriptRunner } from '../../../lib/core/redis/redis-gateway';
 import type { LuaScript, ScriptArg } from '../../../lib/core/redis/script-library';
-import { nodeRuntime } from '../../../lib/core/runtime/runtime';
+import { nodeRuntime, type Runtime } from '../../../lib/core/runtime/runtime';
 import { MemoryScripts } from '../../../lib/testing/memory/memory-scripts';
 import { MemoryStore } from '../../../lib/testing/memory/memory-store';
 import { closeClient, redisClient } from '../../support/redis-assertions';
@@ -43,7 +43,7 @@ export interface SeamSide {
   published(): Promise<[channel: string, message: string][]>;
   /** The side's server clock in ms (for normalising replies). */
   nowMs(): Promise<number>;
-  /** Calls `send` so that its reply comes about `ms` late (Redis paused; the event loop held up). */
+  /** Calls `send` so that its reply comes about `ms` late (Redis paused; the memory backend's reply held). */
   late<T>(send: () => Promise<T>, ms: number): Promise<T>;
   close(): Promise<void>;
 }
@@ -185,9 +185,19 @@ export function memorySide(): SeamSide {
   const published: [string, string][] = [];
   const stop = store.onPublish((channel, message) => published.push([channel, message]));
   const nowMs = (): number => Math.floor(store.nowMs());
+  // The backend's reply turn, held back for the next reply only (late), as CLIENT PAUSE holds Redis'.
+  let holdNextReplyMs = 0;
+  const runtime: Runtime = {
+    ...nodeRuntime,
+    nextTurn() {
+      const ms = holdNextReplyMs;
+      holdNextReplyMs = 0;
+      return ms > 0 ? new Promise<void>((resolve) => setTimeout(resolve, ms)) : nodeRuntime.nextTurn();
+    },
+  };
   return {
     name: 'memory',
-    runner: new MemoryScripts(store, CONFORMANCE_SETTINGS.commandTimeoutMs),
+    runner: new MemoryScripts(store, CONFORMANCE_SETTINGS.commandTimeoutMs, runtime),
     seed(key, fixture) {
       store.del(key);
       if (fixture.type === 'string') store.set(key, fixture.value);
@@ -217,11 +227,10 @@ export function memorySide(): SeamSide {
     published: () => Promise.resolve(published.splice(0)),
     nowMs: () => Promise.resolve(nowMs()),
     late(send, ms) {
-      // The script runs at once; its reply turn comes only after the loop is free again.
-      const reply = send();
-      const until = performance.now() + ms;
-      while (performance.now() < until);
-      return reply;
+      // The script runs at once; its reply comes `ms` later. (An event loop held up instead would not
+      // make it late: a reply ready in time is taken before the deadline is judged, as on Redis.)
+      holdNextReplyMs = ms;
+      return send();
     },
     close() {
       stop();
