@@ -43,6 +43,27 @@ describe('the last attempt of a wait, unanswered when the wait ends', () => {
     expect(waiter.engine.stats()).toMatchObject({ held: 0, waitingLocks: 0 });
   });
 
+  it('is busy for several keys too, and leaves every key free', async () => {
+    const holder = await lab.warmProcess({ commandTimeoutMs: 5_000 });
+    const waiter = await lab.warmProcess({ commandTimeoutMs: 5_000 });
+    const held = await lab.settle(holder.engine.acquire('stock:4b'));
+    const call = lab.watch(waiter.engine.acquire(['stock:4a', 'stock:4b'], { waitMs: 500 }));
+    await lab.advance(450);
+    expect(call.at).toBeUndefined();
+    lab.server.pause(2_000);
+    await lab.until(() => call.at !== undefined);
+    expect(call.error).toBeInstanceOf(LockNotAcquiredError);
+    expect((call.error as Error).message).toMatch(
+      /busy when last asked; the attempt sent as the wait ended got no answer within \d+ ms; gave up after \d+ ms/,
+    );
+    await lab.advance(2_000);
+    expect(await lab.settle(held.release())).toBe(true);
+    // The paused round took nothing that stays: both keys can be taken at once.
+    const after = await lab.settle(holder.engine.acquire(['stock:4a', 'stock:4b'], { waitMs: 0 }));
+    expect(await lab.settle(after.release())).toBe(true);
+    expect(waiter.engine.stats()).toMatchObject({ held: 0, waitingLocks: 0 });
+  });
+
   it('is a Redis failure when nothing was seen busy (a first attempt)', async () => {
     const caller = await lab.warmProcess({ commandTimeoutMs: 5_000 });
     lab.server.pause(2_000);

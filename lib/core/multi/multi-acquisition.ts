@@ -5,6 +5,7 @@ import { LockServiceClosedError } from '../errors';
 import { type LockKind } from '../kinds/lock-kind';
 import type { LockOptions } from '../options/lock-options';
 import { Waiter } from '../waiting/waiter';
+import { endedByCallersBudget } from '../redis/redis-gateway';
 import { ATTEMPT_MARGIN_MS } from '../runtime/with-deadline';
 import type { MultiKeyLocker, MultiLockTarget } from './multi-key-locker';
 import { MultiGrantHandle } from './multi-lock-handle';
@@ -22,10 +23,14 @@ export interface MultiAcquisitionRequest {
   readonly tryOnly: boolean;
 }
 
-/** How one round ended: every key taken, or the first busy one. */
+/**
+ * How one round ended: every key taken, the first busy one, or (after the lock was seen busy) a
+ * command the wait's own end left unanswered (see round()).
+ */
 type Round =
   | { status: 'granted'; tokens: number[]; requestedAt: number }
-  | { status: 'busy'; target: MultiLockTarget; retryAfterMs: number };
+  | { status: 'busy'; target: MultiLockTarget; retryAfterMs: number }
+  | { status: 'unanswered'; target: MultiLockTarget; timeoutMs: number };
 
 /**
  * The wait of a multi-key call. Each round takes the groups (keys one call can take atomically)
@@ -41,6 +46,8 @@ export class MultiAcquisition {
   private busyKey?: string;
   /** Why the last round did not complete when it is not a busy key (a grant read too late), for the error. */
   private busyReason?: string;
+  /** A key was found busy (or a grant lost on arrival) at least once in this wait. */
+  private sawBusy = false;
 
   constructor(
     private readonly ctx: AcquisitionContext,
@@ -75,6 +82,13 @@ export class MultiAcquisition {
         }
         attemptNow = false;
         const round = await this.round(groups);
+        if (round.status === 'unanswered') {
+          this.busyKey = round.target.key;
+          this.busyReason = `busy when last asked; the attempt sent as the wait ended got no answer within ${Math.round(
+            round.timeoutMs,
+          )} ms`;
+          return this.timedOut();
+        }
         if (round.status === 'granted') {
           if (this.wait.aborted()) {
             // Not waited for, as a single-key acquisition's (Acquisition.run): the caller has left.
@@ -96,6 +110,7 @@ export class MultiAcquisition {
           if (lost !== undefined) {
             this.busyKey = undefined;
             this.busyReason = lost;
+            this.sawBusy = true;
             this.wait.noteBusy(this.outcomeKey(), -1);
             if (this.wait.remaining() <= 0) {
               void this.giveBack(this.req.targets);
@@ -110,6 +125,7 @@ export class MultiAcquisition {
         }
         this.busyKey = round.target.key;
         this.busyReason = undefined;
+        this.sawBusy = true;
         this.wait.noteBusy(round.target.key, round.retryAfterMs);
         if (this.wait.remaining() <= 0) return this.timedOut();
         const channel = round.target.names.channel;
@@ -127,7 +143,10 @@ export class MultiAcquisition {
 
   /**
    * One all-or-none round over every group, in order; gives back what it took unless all were
-   * granted. Each command is bounded by what is left of the wait plus ATTEMPT_MARGIN_MS.
+   * granted. Each command is bounded by what is left of the wait plus ATTEMPT_MARGIN_MS. When that
+   * bound, not commandTimeoutMs, ends a command after the wait ran out, and a key was seen busy
+   * before, the round is 'unanswered': the call reports busy as waitMs promised, not a Redis failure
+   * (as Acquisition.attempt does; a late grant is given back on arrival).
    */
   private async round(groups: MultiLockTarget[][]): Promise<Round> {
     if (++this.wait.attempts > 1) {
@@ -141,8 +160,11 @@ export class MultiAcquisition {
     const tokens: number[] = [];
     const taken: MultiLockTarget[] = [];
     const { kind, leaseMs, options } = this.req;
+    let group: MultiLockTarget[] = groups[0]!;
+    let timeoutMs = 0;
     try {
-      for (const group of groups) {
+      for (group of groups) {
+        timeoutMs = Math.max(1, this.wait.remaining()) + ATTEMPT_MARGIN_MS;
         const result = await this.locker.attempt({
           targets: group,
           kind,
@@ -150,7 +172,7 @@ export class MultiAcquisition {
           holdId: this.ids.holdId,
           leaseMs,
           options,
-          timeoutMs: Math.max(1, this.wait.remaining()) + ATTEMPT_MARGIN_MS,
+          timeoutMs,
         });
         if (result.status === 'busy') {
           await this.giveBack(taken);
@@ -161,6 +183,11 @@ export class MultiAcquisition {
         taken.push(...group);
       }
     } catch (err) {
+      if (this.sawBusy && endedByCallersBudget(err) && this.wait.remaining() <= 0) {
+        // No wait left: the give-back is not waited for (waitMs bounds the call).
+        void this.giveBack(taken);
+        return { status: 'unanswered', target: group[0]!, timeoutMs };
+      }
       await this.giveBack(taken);
       this.wait.reportFailure(this.outcomeKey(), 'error');
       throw err;
