@@ -7,14 +7,7 @@
  */
 import type { LockEngine } from '../../lib/core/engine/lock-engine';
 import { createInMemoryLockEngine } from '../../lib/testing/create-in-memory-lock-engine';
-
-/** Blocks this process' event loop for `ms` (the app's synchronous work). */
-function stallLoop(ms: number): void {
-  const until = performance.now() + ms;
-  while (performance.now() < until) {
-    // busy: nothing else of this process runs meanwhile
-  }
-}
+import { stallLoop } from '../support/stall-loop';
 
 /** Holds the loop up after `call` sent its script (after its microtasks), before its reply turn. */
 async function stalledAfter<T>(call: Promise<T>, ms: number): Promise<{ value: T } | { error: unknown }> {

@@ -7,17 +7,10 @@
  * Node's, which no simulation has.
  */
 import { uniqueKey, useLockEnv } from '../support/lock-env';
+import { stallLoop } from '../support/stall-loop';
 
 const env = useLockEnv({ keyPrefix: 'stall:' });
 afterEach(() => env.cleanup());
-
-/** Blocks this process' event loop for `ms` (the app's synchronous work). */
-function stallLoop(ms: number): void {
-  const until = performance.now() + ms;
-  while (performance.now() < until) {
-    // busy: nothing else of this process runs meanwhile
-  }
-}
 
 describe('a reply that waited in the socket through an event-loop stall', () => {
   it.each([

@@ -15,20 +15,13 @@ import { LockRedisError } from '../../../lib/core';
 import { faultEngine } from '../../support/fault-engine';
 import { useFaultEnv } from '../../support/fault-env';
 import { makeTempDir } from '../../support/process-reaper';
+import { stallLoop } from '../../support/stall-loop';
 
 const env = useFaultEnv();
 
 afterEach(() => {
   if (env.redis?.paused) env.redis.resume();
 });
-
-/** Holds this process' loop for `ms`. */
-function stallLoop(ms: number): void {
-  const until = performance.now() + ms;
-  while (performance.now() < until) {
-    // busy: nothing else of this process runs meanwhile
-  }
-}
 
 /**
  * Holds this process' loop until a shell, after `ms`, writes a file; the shell sends Redis SIGCONT
