@@ -117,10 +117,13 @@ export class RedisGateway implements ScriptRunner {
    */
   ask<T>(send: (door: RedisDoor) => Promise<T>, timeoutMs: number, timedOut: () => Error): Promise<T> {
     return new Promise<T>((resolve, reject) => {
+      let graces = 0;
       const deadline: Deadline = {
         at: this.runtime.now() + timeoutMs,
         slot: -1,
-        expire: () => reject(timedOut()),
+        expire: () => {
+          if (!graceAfterStall(this.runtime, deadline, graces++)) reject(timedOut());
+        },
       };
       this.runtime.deadlines.schedule(deadline);
       const settle = (done: () => void) => {
@@ -282,6 +285,22 @@ export function toLockRedisError(err: unknown, operation: string, userKey?: stri
   );
 }
 
+/** Graces in a row at most (Runtime.replyGraceMs): a loop that stalls on every turn still times out. */
+const MAX_REPLY_GRACES = 3;
+
+/**
+ * Moves `deadline`, due now, on by the runtime's reply grace when this process has just stalled (the
+ * server may have stalled with it and answer a moment later), at most MAX_REPLY_GRACES times in a row
+ * (`graced` so far): true when it did, and the caller does not time out yet.
+ */
+function graceAfterStall(runtime: Runtime, deadline: Deadline, graced: number): boolean {
+  const grace = graced < MAX_REPLY_GRACES ? (runtime.replyGraceMs?.() ?? 0) : 0;
+  if (grace <= 0) return false;
+  deadline.at = runtime.now() + grace;
+  runtime.deadlines.schedule(deadline);
+  return true;
+}
+
 /** Pause between retries of a script during a failover (ioredis' own retryDelayOnFailover). */
 const FAILOVER_RETRY_MS = 100;
 
@@ -297,6 +316,8 @@ export class PendingScript<Reply> implements Deadline {
   slot = -1;
   private timedOut = false;
   private reloaded = false;
+  /** Reply graces taken after stalls of this process (graceAfterStall). */
+  private graces = 0;
   readonly readOnly: boolean;
   readonly script: LuaScript;
   readonly keys: readonly string[];
@@ -337,8 +358,12 @@ export class PendingScript<Reply> implements Deadline {
     this.send();
   }
 
-  /** Runs after the deadline: the caller hears a timeout now, a late reply goes to onLateReply. */
+  /**
+   * Runs after the deadline: the caller hears a timeout now, a late reply goes to onLateReply. Right
+   * after a stall of this process the deadline moves on a little first (graceAfterStall).
+   */
   expire(): void {
+    if (graceAfterStall(this.gateway.runtime, this, this.graces++)) return;
     this.timedOut = true;
     const userKey = this.call?.userKey;
     const err = new LockRedisError(

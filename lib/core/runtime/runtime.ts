@@ -52,6 +52,14 @@ export interface Runtime {
   /** The caller's async context now, kept for a lock's own events later (its loss): see LockGrant. */
   keepContext(): KeptContext;
   /**
+   * How much longer a deadline that judges whether an answer came (a command's timeout) waits now,
+   * in ms: more than 0 right after this process did not run for a while (a long GC pause, CPU
+   * throttling, a frozen VM), when the server, stalled with it, may answer a moment later. Time this
+   * process did not run is no evidence that Redis does not answer. Production: STALL_MS within
+   * STALL_MS of a stall its deadline timer saw; elsewhere none (undefined).
+   */
+  readonly replyGraceMs?: () => number;
+  /**
    * BUGGIFY, as FoundationDB calls it: a fault the simulator turns on at a named point of the engine
    * where a real one is hard to time, with what it concerns (a script's name). True: take the rare path
    * now. Production has none (undefined: the engine asks nothing).
@@ -97,12 +105,20 @@ const detachedInterval = (fn: () => void, ms: number): NodeJS.Timeout =>
   engineContext.runInAsyncScope(setInterval, null, fn, ms) as NodeJS.Timeout;
 
 /**
- * A heap timer, its grace or its turn this much later than due: this process did not run meanwhile
- * (a long GC pause, CPU throttling, a frozen VM), and the deadline is judged only after as long again.
+ * A step of the heap's timer (the timer, or the turn it hands on to) this much later than due: this
+ * process did not run meanwhile, and for STALL_MS after it a command's deadline waits STALL_MS more
+ * (Runtime.replyGraceMs).
  */
 const STALL_MS = 50;
-/** Graces in a row at most: a loop that stalls on every turn still times its commands out. */
-const MAX_GRACES = 3;
+/** When the heap's timer last saw a stall (performance.now()); -Infinity before any. */
+let stallSeenAt = -Infinity;
+
+/** Notes a stall when a step of the heap's timer, due at `due`, runs more than STALL_MS late. */
+function noteStall(due: number): number {
+  const now = performance.now();
+  if (now - due > STALL_MS) stallSeenAt = now;
+  return now;
+}
 
 /**
  * The heap's timer in production. What is due is judged after the I/O already waiting: a turn of
@@ -112,52 +128,27 @@ const MAX_GRACES = 3;
  * away: `waitMs: 0` failing with "Redis did not answer within 401 ms" although Redis had. So the
  * timer hands `fire` to setImmediate, which runs after that turn's reads. The immediate stays ref'd:
  * an unref'd one lets that turn's poll block until the next I/O (a late reply would then be read
- * before its deadline fired), and a ref'd one holds the process for that one turn only.
- *
- * When the stall froze Redis too (the same starved machine or VM), its reply is not in the socket yet
- * when this process runs again, but a moment later. Time this process did not run is no evidence that
- * Redis does not answer: a step (the timer, a grace, the turn) more than STALL_MS late waits STALL_MS
- * more before the deadline is judged, at most MAX_GRACES times in a row. A call then ends at most
- * that long after the stall that had already made it late (test/faults/timing/machine-stall.spec.ts).
+ * before its deadline fired), and a ref'd one holds the process for that one turn only. Either step
+ * running late notes a stall (replyGraceMs): when it froze Redis too, its reply reaches the socket
+ * a moment after this process runs again.
  */
 function afterWaitingIo(fire: () => void, ms: number): HeapTimer {
-  /** When the step now awaited is due. */
-  let due = performance.now() + ms;
-  let graces = 0;
+  const due = performance.now() + ms;
   let immediate: NodeJS.Immediate | undefined;
-  let grace: NodeJS.Timeout | undefined;
-  let keepingAlive = false;
-  const stalled = (): boolean => performance.now() - due > STALL_MS && graces < MAX_GRACES;
-  const waitGrace = (): void => {
-    graces++;
-    due = performance.now() + STALL_MS;
-    grace = setTimeout(onTimer, STALL_MS);
-    if (!keepingAlive) grace.unref();
-  };
-  const onTurn = (): void => (stalled() ? waitGrace() : fire());
-  // In the timer's (the engine's) context, so are the immediate and the graces.
-  function onTimer(): void {
-    if (stalled()) return waitGrace();
-    due = performance.now();
-    immediate = setImmediate(onTurn);
-  }
-  const timer = detachedTimeout(onTimer, ms).unref();
+  // In the timer's (the engine's) context, so is the immediate.
+  const timer = detachedTimeout(() => {
+    const queued = noteStall(due);
+    immediate = setImmediate(() => {
+      noteStall(queued);
+      fire();
+    });
+  }, ms).unref();
   return {
     cancel: () => {
       clearTimeout(timer);
       if (immediate) clearImmediate(immediate);
-      if (grace) clearTimeout(grace);
     },
-    keepAlive: (on) => {
-      keepingAlive = on;
-      if (on) {
-        timer.ref();
-        grace?.ref();
-      } else {
-        timer.unref();
-        grace?.unref();
-      }
-    },
+    keepAlive: (on) => void (on ? timer.ref() : timer.unref()),
   };
 }
 
@@ -181,4 +172,5 @@ export const nodeRuntime: Runtime = {
   detached: (fn) => engineContext.runInAsyncScope(fn),
   // An AsyncResource is the context it was made in; the grant that keeps it lets go of it when it ends.
   keepContext: () => new AsyncResource('DistributedLockGrant'),
+  replyGraceMs: () => (performance.now() - stallSeenAt < STALL_MS ? STALL_MS : 0),
 };

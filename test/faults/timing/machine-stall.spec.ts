@@ -3,8 +3,8 @@
  * event loop and Redis both stop past a call's budget, and when both run again, Redis gets its CPU a
  * moment after the caller, so its reply reaches the socket after the caller's timers ran. The time the
  * caller did not run is no evidence that Redis does not answer: the call takes the reply that comes
- * just after the stall (the runtime's STALL_MS grace, 50 ms), and a Redis that still does not answer
- * fails the call as before. Both halves are frozen for real: redis-server with SIGSTOP, this process
+ * just after the stall (the runtime's reply grace, 50 ms), and a Redis that still does not answer
+ * fails the call as before. Only an answer gets the grace: a lease's local end is told at once. Both halves are frozen for real: redis-server with SIGSTOP, this process
  * with a synchronous loop that a shell ends (it writes a file) 10 ms before it sends Redis SIGCONT.
  * Under timing/: the 10 ms must stay well inside the 50 ms, with nothing else running.
  */
@@ -89,6 +89,30 @@ describe('a stall of this process and of Redis together, past the call budget', 
       expect((err as Error).message).toMatch(/did not answer mutex-acquire within 401 ms/);
     } finally {
       env.redis.resume();
+      await engine.close();
+    }
+  });
+
+  it('ends a fixed lease locally at the first turn after the stall: only an answer gets the grace', async () => {
+    const engine = faultEngine(env.redis.url);
+    try {
+      const handle = await engine.acquire('stall:lease', { leaseMs: 300 });
+      const order: string[] = [];
+      handle.signal.addEventListener('abort', () => order.push('lease ended'));
+      // The lease's local end fell due during the stall: the holder must hear it before anything
+      // else runs long, not a grace later (its Redis key may be gone already).
+      await new Promise<void>((resolve) =>
+        setImmediate(() => {
+          stallLoop(700);
+          setTimeout(() => {
+            order.push('25 ms after the stall');
+            resolve();
+          }, 25);
+        }),
+      );
+      expect(order).toEqual(['lease ended', '25 ms after the stall']);
+      await handle.release();
+    } finally {
       await engine.close();
     }
   });
