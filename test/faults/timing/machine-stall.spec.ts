@@ -4,8 +4,9 @@
  * moment after the caller, so its reply reaches the socket after the caller's timers ran. The time the
  * caller did not run is no evidence that Redis does not answer: the call takes the reply that comes
  * just after the stall (the runtime's reply grace, 50 ms), and a Redis that still does not answer
- * fails the call as before. Only an answer gets the grace: a lease's local end is told at once. Both halves are frozen for real: redis-server with SIGSTOP, this process
- * with a synchronous loop that a shell ends (it writes a file) 10 ms before it sends Redis SIGCONT.
+ * fails the call as before. Only an answer gets the grace: a lease's local end is told at once.
+ * Both halves are frozen for real: redis-server with SIGSTOP, this process with a synchronous loop
+ * that a shell ends (it writes a file) 10 ms before it sends Redis SIGCONT.
  * Under timing/: the 10 ms must stay well inside the 50 ms, with nothing else running.
  */
 import { spawn } from 'node:child_process';
