@@ -4,7 +4,6 @@ import { LockGrant } from '../grant/lock-grant';
 import type { LockKeyNames } from '../kinds/key-space';
 import type { AttemptRequest, AttemptResult, LockKind } from '../kinds/lock-kind';
 import type { LockOptions } from '../options/lock-options';
-import { endedByCallersBudget } from '../redis/redis-gateway';
 import { ATTEMPT_MARGIN_MS } from '../runtime/with-deadline';
 import type { AcquisitionContext } from '../waiting/acquisition-context';
 import type { Ticket } from '../waiting/local-wait-queues';
@@ -51,8 +50,6 @@ export class Acquisition {
   private acquired = false;
   /** When the latest attempt was sent: a lease is counted from before the request that won it. */
   private requestedAt = 0;
-  /** The lock was found busy (in Redis, or behind a local holder) at least once in this wait. */
-  private sawBusy = false;
 
   constructor(
     private readonly ctx: AcquisitionContext,
@@ -98,7 +95,6 @@ export class Acquisition {
           if (turn === 'aborted') break;
           if (turn === 'timeout') return this.timedOut();
           attemptNow = turn === 'attempt-now';
-          this.sawBusy = true;
         }
         if (!attemptNow || wait.mustWaitLocally()) {
           const slept = (await wait.join(channel)) ? await wait.sleep() : 'timeout';
@@ -136,7 +132,6 @@ export class Acquisition {
             // new token (semaphore and read-write scripts: simulator seeds 3383 and 4233). A give-back
             // that failed leaves the hold to its lease: no retry then.
             this.busyReason = lost;
-            this.sawBusy = true;
             wait.noteBusy(this.req.key, -1);
             if (wait.remaining() <= 0) {
               void this.giveBack();
@@ -152,7 +147,6 @@ export class Acquisition {
         }
         if (wait.pending) return this.takeHanded();
         this.busyReason = result.status === 'busy' ? result.reason : undefined;
-        this.sawBusy = true;
         wait.noteBusy(this.req.key, result.status === 'busy' ? result.retryAfterMs : -1);
         if (wait.remaining() <= 0) return this.timedOut();
         if (!wait.joined()) {
@@ -219,14 +213,10 @@ export class Acquisition {
       return result;
     } catch (err) {
       recordedWaits.add(lock);
-      // The wait ran out while its last attempt was unanswered, and only the wait's own budget
-      // (ATTEMPT_MARGIN_MS past waitMs), not commandTimeoutMs, ended the command: a lock seen busy
-      // is reported busy, as waitMs promised, rather than as a Redis failure (an event-loop stall or a
-      // loaded Redis at the end of a wait; a late grant is given back on arrival).
-      if (this.sawBusy && endedByCallersBudget(err) && this.wait.remaining() <= 0) {
-        this.busyReason = `busy when last asked; the attempt sent as the wait ended got no answer within ${Math.round(
-          request.timeoutMs,
-        )} ms`;
+      // A lock seen busy whose wait ended with this attempt unanswered: busy (Waiter.unansweredAtEnd).
+      const unanswered = this.wait.unansweredAtEnd(err, request.timeoutMs);
+      if (unanswered !== undefined) {
+        this.busyReason = unanswered;
         return UNANSWERED_AT_WAIT_END;
       }
       this.wait.reportFailure(this.req.key, 'error');

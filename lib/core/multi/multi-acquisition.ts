@@ -5,7 +5,6 @@ import { LockServiceClosedError } from '../errors';
 import { type LockKind } from '../kinds/lock-kind';
 import type { LockOptions } from '../options/lock-options';
 import { Waiter } from '../waiting/waiter';
-import { endedByCallersBudget } from '../redis/redis-gateway';
 import { ATTEMPT_MARGIN_MS } from '../runtime/with-deadline';
 import type { MultiKeyLocker, MultiLockTarget } from './multi-key-locker';
 import { MultiGrantHandle } from './multi-lock-handle';
@@ -30,7 +29,7 @@ export interface MultiAcquisitionRequest {
 type Round =
   | { status: 'granted'; tokens: number[]; requestedAt: number }
   | { status: 'busy'; target: MultiLockTarget; retryAfterMs: number }
-  | { status: 'unanswered'; target: MultiLockTarget; timeoutMs: number };
+  | { status: 'unanswered'; target: MultiLockTarget; reason: string };
 
 /**
  * The wait of a multi-key call. Each round takes the groups (keys one call can take atomically)
@@ -46,8 +45,6 @@ export class MultiAcquisition {
   private busyKey?: string;
   /** Why the last round did not complete when it is not a busy key (a grant read too late), for the error. */
   private busyReason?: string;
-  /** A key was found busy (or a grant lost on arrival) at least once in this wait. */
-  private sawBusy = false;
 
   constructor(
     private readonly ctx: AcquisitionContext,
@@ -84,9 +81,7 @@ export class MultiAcquisition {
         const round = await this.round(groups);
         if (round.status === 'unanswered') {
           this.busyKey = round.target.key;
-          this.busyReason = `busy when last asked; the attempt sent as the wait ended got no answer within ${Math.round(
-            round.timeoutMs,
-          )} ms`;
+          this.busyReason = round.reason;
           return this.timedOut();
         }
         if (round.status === 'granted') {
@@ -110,7 +105,6 @@ export class MultiAcquisition {
           if (lost !== undefined) {
             this.busyKey = undefined;
             this.busyReason = lost;
-            this.sawBusy = true;
             this.wait.noteBusy(this.outcomeKey(), -1);
             if (this.wait.remaining() <= 0) {
               void this.giveBack(this.req.targets);
@@ -125,7 +119,6 @@ export class MultiAcquisition {
         }
         this.busyKey = round.target.key;
         this.busyReason = undefined;
-        this.sawBusy = true;
         this.wait.noteBusy(round.target.key, round.retryAfterMs);
         if (this.wait.remaining() <= 0) return this.timedOut();
         const channel = round.target.names.channel;
@@ -144,9 +137,8 @@ export class MultiAcquisition {
   /**
    * One all-or-none round over every group, in order; gives back what it took unless all were
    * granted. Each command is bounded by what is left of the wait plus ATTEMPT_MARGIN_MS. When that
-   * bound, not commandTimeoutMs, ends a command after the wait ran out, and a key was seen busy
-   * before, the round is 'unanswered': the call reports busy as waitMs promised, not a Redis failure
-   * (as Acquisition.attempt does; a late grant is given back on arrival).
+   * bound ends a command after the wait ran out and a key was seen busy (Waiter.unansweredAtEnd),
+   * the round is 'unanswered': the call reports busy, as a single-key acquisition does.
    */
   private async round(groups: MultiLockTarget[][]): Promise<Round> {
     if (++this.wait.attempts > 1) {
@@ -183,10 +175,11 @@ export class MultiAcquisition {
         taken.push(...group);
       }
     } catch (err) {
-      if (this.sawBusy && endedByCallersBudget(err) && this.wait.remaining() <= 0) {
+      const unanswered = this.wait.unansweredAtEnd(err, timeoutMs);
+      if (unanswered !== undefined) {
         // No wait left: the give-back is not waited for (waitMs bounds the call).
         void this.giveBack(taken);
-        return { status: 'unanswered', target: group[0]!, timeoutMs };
+        return { status: 'unanswered', target: group[0]!, reason: unanswered };
       }
       await this.giveBack(taken);
       this.wait.reportFailure(this.outcomeKey(), 'error');

@@ -4,6 +4,7 @@ import type { LockGrant } from '../grant/lock-grant';
 import type { LockKeyNames } from '../kinds/key-space';
 import type { LockKind } from '../kinds/lock-kind';
 import type { LockOptions } from '../options/lock-options';
+import { endedByCallersBudget } from '../redis/redis-gateway';
 import { withDeadline } from '../runtime/with-deadline';
 import { watchAborts } from './abort';
 import type { AcquisitionContext } from './acquisition-context';
@@ -49,6 +50,8 @@ export class Waiter implements QueuedWaiter {
   attempts = 0;
   /** The busy holder's remaining lease from the latest attempt (ms); -1 when unknown. */
   retryAfterMs = -1;
+  /** The lock was found busy (in Redis, or behind a local holder) at least once in this wait. */
+  private sawBusy = false;
   private readonly deadline: number;
   // The caller's signal and close() are watched only once the call has to wait (one fan-out entry
   // each, no AbortController: see watchAborts); a first attempt that wins never pays for it.
@@ -160,6 +163,8 @@ export class Waiter implements QueuedWaiter {
     const reached = await ticket.turn(Math.max(0, this.remaining()));
     this.awaitedTurn = undefined;
     if (!reached) return this.aborted() ? 'aborted' : 'timeout';
+    // Its turn came after a holder of this process: the lock was busy.
+    this.sawBusy = true;
     this.backoffMs = this.ctx.backoff.initialMs;
     if (ticket.takeAttemptNow()) return 'attempt-now';
     // Promoted because the predecessor just won: wake-ups seen before that are stale.
@@ -250,8 +255,21 @@ export class Waiter implements QueuedWaiter {
 
   /** An attempt found `key` busy: remembers the holder's remaining lease and reports contention. */
   noteBusy(key: string, retryAfterMs: number): void {
+    this.sawBusy = true;
     this.retryAfterMs = retryAfterMs;
     this.reportContention(key, retryAfterMs);
+  }
+
+  /**
+   * Why the call is busy when `err` failed the wait's last attempt (sent with `timeoutMs`) after the
+   * wait ran out, and only that attempt's own budget (what was left of the wait + ATTEMPT_MARGIN_MS),
+   * not commandTimeoutMs, ended it, with the lock seen busy before: the call then reports busy, as
+   * waitMs promised, rather than a Redis failure (an event-loop stall or a loaded Redis at the end of
+   * a wait; a late grant is given back on arrival). Undefined when `err` stands.
+   */
+  unansweredAtEnd(err: unknown, timeoutMs: number): string | undefined {
+    if (!this.sawBusy || !endedByCallersBudget(err) || this.remaining() > 0) return undefined;
+    return `busy when last asked; the attempt sent as the wait ended got no answer within ${Math.round(timeoutMs)} ms`;
   }
 
   /** Reports contention on `key` (`contended`). */
