@@ -101,7 +101,7 @@ export class RedisGateway implements ScriptRunner {
     args: Args,
     call?: ScriptCall<Reply>,
   ): Promise<Reply> {
-    const limit = Math.max(1, Math.min(call?.timeoutMs ?? this.commandTimeoutMs, this.commandTimeoutMs));
+    const limit = callLimit(call, this.commandTimeoutMs);
     // The caller's own budget, not commandTimeoutMs, bounds this call: its timeout says so (cutShort).
     const callersBudget = limit < this.commandTimeoutMs;
     return new Promise<Reply>((resolve, reject) => {
@@ -243,6 +243,17 @@ export interface ScriptCall<Reply> {
   readonly onLateReply?: (reply: Reply) => void;
   /** Settle within this when shorter than the command timeout. */
   readonly timeoutMs?: number;
+}
+
+/**
+ * How long a call may take: its `timeoutMs` when shorter than `commandTimeoutMs`, at least 1 ms (what
+ * every ScriptRunner bounds a call by; shorter than `commandTimeoutMs` means the caller's own budget).
+ */
+export function callLimit(
+  call: { readonly timeoutMs?: number } | undefined,
+  commandTimeoutMs: number,
+): number {
+  return Math.max(1, Math.min(call?.timeoutMs ?? commandTimeoutMs, commandTimeoutMs));
 }
 
 /** Timeouts of calls that the caller's own budget ended, before the command timeout would have. */

@@ -1,6 +1,12 @@
 import { LockRedisError } from '../../core/errors';
 import { quoteKey } from '../../core/errors/message-text';
-import { byCallersBudget, ScriptCall, ScriptRunner, toLockRedisError } from '../../core/redis/redis-gateway';
+import {
+  byCallersBudget,
+  callLimit,
+  ScriptCall,
+  ScriptRunner,
+  toLockRedisError,
+} from '../../core/redis/redis-gateway';
 import type { LuaScript, ScriptArg } from '../../core/redis/script-library';
 import type { MemoryStore } from './memory-store';
 import type { Deadline } from '../../core/runtime/deadlines';
@@ -75,7 +81,7 @@ export class MemoryScripts implements ScriptRunner {
     args: Args,
     call?: ScriptCall<Reply>,
   ): Promise<Reply> {
-    const limit = Math.max(1, Math.min(call?.timeoutMs ?? this.commandTimeoutMs, this.commandTimeoutMs));
+    const limit = callLimit(call, this.commandTimeoutMs);
     const port = SCRIPT_PORTS[script.name];
     const reply = this.answer(script.name, call?.userKey, () => {
       if (!port) throw new Error(`ERR the in-memory lock backend has no port of ${script.name}.lua`);
