@@ -10,7 +10,20 @@
 import { LockNotAcquiredError, LockRedisError } from '../../lib/core';
 import { VirtualLab } from '../sim/virtual-lab';
 
+/** The message of a wait that ended busy with its last attempt unanswered. */
+const BUSY_AT_WAIT_END =
+  /busy when last asked; the attempt sent as the wait ended got no answer within \d+ ms; gave up after \d+ ms/;
+
 let lab: VirtualLab;
+
+/** Lets `call` run `ms`, still unsettled, then pauses the server 2 s (CLIENT PAUSE) until it settles. */
+async function pauseUntilSettled(call: { at?: number }, ms: number): Promise<void> {
+  await lab.advance(ms);
+  expect(call.at).toBeUndefined();
+  lab.server.pause(2_000);
+  await lab.until(() => call.at !== undefined);
+}
+
 beforeEach(() => {
   lab = new VirtualLab();
 });
@@ -27,14 +40,9 @@ describe('the last attempt of a wait, unanswered when the wait ends', () => {
     const call = lab.watch(waiter.engine.acquire('stock:1', { waitMs: 500 }));
     // Busy on the first attempt; backoff retries until the wait's end. CLIENT PAUSE from 450 ms on,
     // for 2 s: the attempts sent from then on wait in the server past the wait's end.
-    await lab.advance(450);
-    expect(call.at).toBeUndefined();
-    lab.server.pause(2_000);
-    await lab.until(() => call.at !== undefined);
+    await pauseUntilSettled(call, 450);
     expect(call.error).toBeInstanceOf(LockNotAcquiredError);
-    expect((call.error as Error).message).toMatch(
-      /busy when last asked; the attempt sent as the wait ended got no answer within \d+ ms; gave up after \d+ ms/,
-    );
+    expect((call.error as Error).message).toMatch(BUSY_AT_WAIT_END);
     // Settled at the last attempt's bound (sent by the wait's end, plus the 400 ms margin at most).
     expect(call.at! - asked).toBeGreaterThan(500);
     expect(call.at! - asked).toBeLessThanOrEqual(901);
@@ -48,14 +56,9 @@ describe('the last attempt of a wait, unanswered when the wait ends', () => {
     const waiter = await lab.warmProcess({ commandTimeoutMs: 5_000 });
     const held = await lab.settle(holder.engine.acquire('stock:4b'));
     const call = lab.watch(waiter.engine.acquire(['stock:4a', 'stock:4b'], { waitMs: 500 }));
-    await lab.advance(450);
-    expect(call.at).toBeUndefined();
-    lab.server.pause(2_000);
-    await lab.until(() => call.at !== undefined);
+    await pauseUntilSettled(call, 450);
     expect(call.error).toBeInstanceOf(LockNotAcquiredError);
-    expect((call.error as Error).message).toMatch(
-      /busy when last asked; the attempt sent as the wait ended got no answer within \d+ ms; gave up after \d+ ms/,
-    );
+    expect((call.error as Error).message).toMatch(BUSY_AT_WAIT_END);
     await lab.advance(2_000);
     expect(await lab.settle(held.release())).toBe(true);
     // The paused round took nothing that stays: both keys can be taken at once.
@@ -79,10 +82,7 @@ describe('the last attempt of a wait, unanswered when the wait ends', () => {
     const waiter = await lab.warmProcess({ commandTimeoutMs: 200 });
     const held = await lab.settle(holder.engine.acquire('stock:3'));
     const call = lab.watch(waiter.engine.acquire('stock:3', { waitMs: 500 }));
-    await lab.advance(350);
-    expect(call.at).toBeUndefined();
-    lab.server.pause(2_000);
-    await lab.until(() => call.at !== undefined);
+    await pauseUntilSettled(call, 350);
     expect(call.error).toBeInstanceOf(LockRedisError);
     expect((call.error as Error).message).toMatch(/did not answer mutex-acquire within 200 ms/);
     await lab.advance(2_000);
